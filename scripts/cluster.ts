@@ -1,0 +1,95 @@
+/**
+ * npm run cluster:up | cluster:down | cluster:status, and `cluster exec -- CMD...` which runs a
+ * command against a control plane (reused or private) and stops what it started afterwards.
+ */
+import { spawn } from 'node:child_process';
+import { KUBERNETES_VERSION, ensureBinaries } from './controlplane/assets.js';
+import { isRunning, readState, startControlPlane, stopControlPlane } from './controlplane/cluster.js';
+import { exitWithError } from './controlplane/errors.js';
+import { acquireControlPlane, defaultClusterDir } from './controlplane/session.js';
+
+function printExport(kubeconfig: string): void {
+  console.log(`export KUBECONFIG=${kubeconfig}`);
+}
+
+async function up(): Promise<void> {
+  const dir = defaultClusterDir();
+  const existing = readState(dir);
+  if (existing && isRunning(existing)) {
+    console.error(`control plane: already running at ${existing.server} (Kubernetes ${existing.kubernetesVersion}, since ${existing.startedAt})`);
+    printExport(existing.kubeconfig);
+    return;
+  }
+  if (existing) await stopControlPlane(existing); // leftovers of one that died
+  const portArg = process.env.APISERVER_PORT ? Number(process.env.APISERVER_PORT) : undefined;
+  const state = await startControlPlane({ dir, detached: true, apiserverPort: portArg });
+  console.error(`control plane: Kubernetes ${state.kubernetesVersion}; logs in ${dir}/logs; stop it with \`npm run cluster:down\``);
+  printExport(state.kubeconfig);
+}
+
+async function down(): Promise<void> {
+  const dir = defaultClusterDir();
+  const state = readState(dir);
+  if (!state) {
+    console.error('control plane: none running');
+    return;
+  }
+  await stopControlPlane(state);
+  console.error(`control plane: stopped (pids ${Object.values(state.pids).join(', ')}) and removed ${dir}`);
+}
+
+function status(): void {
+  const state = readState(defaultClusterDir());
+  if (!state || !isRunning(state)) {
+    console.error('control plane: not running (start it with `npm run cluster:up`)');
+    process.exitCode = 3;
+    return;
+  }
+  console.error(`control plane: running at ${state.server}, Kubernetes ${state.kubernetesVersion}`);
+  printExport(state.kubeconfig);
+}
+
+async function exec(argv: string[]): Promise<void> {
+  const isPrivate = argv[0] === '--private';
+  const command = isPrivate ? argv.slice(1) : argv;
+  if (command[0] === '--') command.shift();
+  if (command.length === 0) throw new Error('usage: cluster exec [--private] -- COMMAND [ARGS...]');
+  const lease = await acquireControlPlane({ private: isPrivate });
+  console.error(`control plane: using ${lease.describe}`);
+  const child = spawn(command[0]!, command.slice(1), {
+    stdio: 'inherit',
+    env: {
+      ...process.env,
+      KUBECONFIG: lease.kubeconfig,
+      ECHOPERATOR_CONTROL_PLANE_PIDS: lease.ownedPids.join(','),
+    },
+  });
+  // Our own signal handlers (in acquireControlPlane) stop the control plane; pass the signal on too.
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => child.kill(s));
+  const code = await new Promise<number>((resolve) => child.on('close', (c, sig) => resolve(c ?? (sig ? 128 + 15 : 1))));
+  await lease.release();
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  const [verb, ...rest] = process.argv.slice(2);
+  switch (verb) {
+    case 'up':
+      return up();
+    case 'down':
+      return down();
+    case 'status':
+      return status();
+    case 'build':
+      await ensureBinaries();
+      console.error(`control plane: binaries for Kubernetes ${KUBERNETES_VERSION} are ready`);
+      return;
+    case 'exec':
+      return exec(rest);
+    default:
+      console.error('usage: cluster up | down | status | build | exec [--private] -- COMMAND...');
+      process.exitCode = 2;
+  }
+}
+
+main().catch(exitWithError);

@@ -1,0 +1,231 @@
+/**
+ * The control plane's binaries: kube-apiserver, kube-controller-manager and etcd.
+ *
+ * Each is found, in order: in KUBEBUILDER_ASSETS (envtest's folder, so users of setup-envtest
+ * skip the Go build), in the per-user cache keyed by the pinned version, or built there from the
+ * Go modules pinned under scripts/controlplane/gomod (go.mod + go.sum). A build writes to a
+ * temporary folder and renames it into place, so an interrupted build never leaves a half binary
+ * that a later run would trust.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync, openSync, closeSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ControlPlaneError, formatDuration } from './errors.js';
+
+export const KUBERNETES_VERSION = 'v1.34.4';
+export const ETCD_VERSION = 'v3.6.8';
+/** Oldest Go that builds both pinned modules (their go.mod `go` lines). */
+const MIN_GO = [1, 24] as const;
+
+const here = dirname(fileURLToPath(import.meta.url));
+const gomodRoot = join(here, 'gomod');
+
+export function cacheRoot(): string {
+  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(base, 'echoperator');
+}
+
+export interface ControlPlaneBinaries {
+  etcd: string;
+  kubeApiserver: string;
+  kubeControllerManager: string;
+}
+
+interface BuildGroup {
+  /** Folder of the wrapper Go module that pins the sources. */
+  module: string;
+  /** Cache folder keyed by version; binaries live in its bin/. */
+  key: string;
+  packages: string[];
+  binaries: string[];
+  ldflags: string;
+  describe: string;
+}
+
+const kubernetesGroup: BuildGroup = {
+  module: join(gomodRoot, 'kubernetes'),
+  key: `kubernetes-${KUBERNETES_VERSION}`,
+  packages: ['k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager'],
+  binaries: ['kube-apiserver', 'kube-controller-manager'],
+  ldflags: [
+    '-s -w',
+    `-X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION}`,
+    `-X k8s.io/component-base/version.gitMajor=${KUBERNETES_VERSION.split('.')[0]!.slice(1)}`,
+    `-X k8s.io/component-base/version.gitMinor=${KUBERNETES_VERSION.split('.')[1]}`,
+    '-X k8s.io/component-base/version.gitTreeState=clean',
+  ].join(' '),
+  describe: `kube-apiserver and kube-controller-manager ${KUBERNETES_VERSION}`,
+};
+
+const etcdGroup: BuildGroup = {
+  module: join(gomodRoot, 'etcd'),
+  key: `etcd-${ETCD_VERSION}`,
+  packages: ['go.etcd.io/etcd/server/v3'],
+  binaries: ['etcd'],
+  ldflags: '-s -w',
+  describe: `etcd ${ETCD_VERSION}`,
+};
+
+function cachedBinary(group: BuildGroup, name: string): string {
+  return join(cacheRoot(), 'controlplane', group.key, 'bin', name);
+}
+
+function fromAssets(name: string): string | undefined {
+  const dir = process.env.KUBEBUILDER_ASSETS;
+  if (!dir) return undefined;
+  const path = join(dir, name);
+  return existsSync(path) ? path : undefined;
+}
+
+/** Returns the three binaries, building whichever are missing (minutes the first time). */
+export async function ensureBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<ControlPlaneBinaries> {
+  const resolve = async (group: BuildGroup, name: string): Promise<string> => {
+    const found = fromAssets(name);
+    if (found) return found;
+    const cached = cachedBinary(group, name);
+    if (!existsSync(cached)) await buildGroup(group, log);
+    return cached;
+  };
+  return {
+    etcd: await resolve(etcdGroup, 'etcd'),
+    kubeApiserver: await resolve(kubernetesGroup, 'kube-apiserver'),
+    kubeControllerManager: await resolve(kubernetesGroup, 'kube-controller-manager'),
+  };
+}
+
+function goBinary(): string {
+  const fromRoot = process.env.GOROOT ? join(process.env.GOROOT, 'bin', 'go') : undefined;
+  if (fromRoot && existsSync(fromRoot)) return fromRoot;
+  const probe = spawnSync('go', ['version'], { encoding: 'utf8' });
+  if (!probe.error) return 'go';
+  if (existsSync('/usr/local/go/bin/go')) return '/usr/local/go/bin/go';
+  throw new ControlPlaneError(
+    'Go is not installed (no `go` on PATH, nor /usr/local/go/bin/go).',
+    'The local control plane is built from source with Go >= 1.24. Install Go, or point ' +
+      'KUBEBUILDER_ASSETS at a folder holding kube-apiserver, kube-controller-manager and etcd, ' +
+      'or set USE_EXISTING_CLUSTER=true to use the cluster in KUBECONFIG.',
+  );
+}
+
+function checkGoVersion(go: string): string {
+  const out = spawnSync(go, ['env', 'GOVERSION'], { encoding: 'utf8' }).stdout.trim();
+  const m = /^go(\d+)\.(\d+)/.exec(out);
+  if (!m) throw new ControlPlaneError(`Could not read the Go version from \`${go} env GOVERSION\` (got "${out}").`);
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  if (major < MIN_GO[0] || (major === MIN_GO[0] && minor < MIN_GO[1])) {
+    throw new ControlPlaneError(`Go ${out} is too old: building the control plane needs Go >= ${MIN_GO.join('.')}.`);
+  }
+  return out;
+}
+
+/** One build at a time per cache entry, across processes. */
+function acquireBuildLock(lockPath: string): () => void {
+  mkdirSync(dirname(lockPath), { recursive: true });
+  try {
+    const fd = openSync(lockPath, 'wx');
+    writeFileSync(fd, String(process.pid));
+    closeSync(fd);
+  } catch {
+    const holder = Number(readFileSync(lockPath, 'utf8'));
+    if (holder && isAlive(holder)) {
+      throw new ControlPlaneError(
+        `Another process (pid ${holder}) is building the control plane into ${dirname(lockPath)}; wait for it to finish, then run again.`,
+      );
+    }
+    writeFileSync(lockPath, String(process.pid));
+  }
+  return () => rmSync(lockPath, { force: true });
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function buildGroup(group: BuildGroup, log: (line: string) => void): Promise<void> {
+  const go = goBinary();
+  const goVersion = checkGoVersion(go);
+  const entry = join(cacheRoot(), 'controlplane', group.key);
+  const release = acquireBuildLock(join(entry, '.build.lock'));
+  const staging = join(entry, `bin.partial-${process.pid}`);
+  const started = Date.now();
+  try {
+    log(`control plane: building ${group.describe} with ${goVersion} into ${entry}`);
+    log('control plane: this happens once per version (15-30 min on 2 cores for Kubernetes); later runs reuse the cache');
+    const env = { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly -buildvcs=false' };
+    await runGo(go, ['mod', 'download'], group.module, env, started, log, 'downloading modules');
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(staging, { recursive: true });
+    await runGo(
+      go,
+      ['build', '-v', '-trimpath', '-ldflags', group.ldflags, '-o', staging + '/', ...group.packages],
+      group.module,
+      env,
+      started,
+      log,
+      'compiling',
+    );
+    for (const name of group.binaries) {
+      if (!existsSync(join(staging, name))) throw new ControlPlaneError(`go build finished but ${name} is missing in ${staging}`);
+    }
+    rmSync(join(entry, 'bin'), { recursive: true, force: true });
+    renameSync(staging, join(entry, 'bin'));
+    log(`control plane: built ${group.describe} in ${formatDuration(Date.now() - started)}`);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+    release();
+  }
+}
+
+/** Runs go, printing a heartbeat with the elapsed time and how many packages it compiled. */
+function runGo(
+  go: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  started: number,
+  log: (line: string) => void,
+  phase: string,
+): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(go, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let packages = 0;
+    const tail: string[] = [];
+    const onLine = (chunk: Buffer): void => {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line) continue;
+        if (/^[\w.-]+(\/[\w.~-]+)+$/.test(line)) packages++;
+        tail.push(line);
+        if (tail.length > 40) tail.shift();
+      }
+    };
+    child.stdout.on('data', onLine);
+    child.stderr.on('data', onLine);
+    const heartbeat = setInterval(() => {
+      const detail = phase === 'compiling' ? `, ${packages} packages compiled` : '';
+      log(`control plane: ${phase}... ${formatDuration(Date.now() - started)} elapsed${detail}`);
+    }, 15_000);
+    child.on('error', (err) => {
+      clearInterval(heartbeat);
+      reject(new ControlPlaneError(`Could not run ${go}: ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearInterval(heartbeat);
+      if (code === 0) return resolvePromise();
+      const why = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      const errors = tail.filter((l) => !/^[\w.-]+(\/[\w.~-]+)+$/.test(l)).slice(-20);
+      reject(
+        new ControlPlaneError(
+          `\`go ${args[0]}\` in ${cwd} ${why} after ${formatDuration(Date.now() - started)}.`,
+          errors.length ? `Last output:\n  ${errors.join('\n  ')}` : undefined,
+        ),
+      );
+    });
+  });
+}

@@ -1,0 +1,66 @@
+/**
+ * A control plane for one run of something (the tests, the demo, a benchmark): the cluster in
+ * KUBECONFIG when USE_EXISTING_CLUSTER=true, else the one `cluster:up` left running, else a
+ * private one started now in a temporary folder and stopped when the run ends, also when it ends
+ * by SIGINT, SIGTERM or SIGHUP.
+ */
+import { mkdtempSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cacheRoot } from './assets.js';
+import { isRunning, readState, startControlPlane, stopControlPlane, type ControlPlaneState } from './cluster.js';
+import { ControlPlaneError } from './errors.js';
+
+export interface ControlPlaneLease {
+  kubeconfig: string;
+  /** The processes this run started (empty when it reuses a cluster it did not start). */
+  ownedPids: number[];
+  describe: string;
+  /** Stops what this run started; idempotent. */
+  release(): Promise<void>;
+}
+
+/** Where `cluster:up` keeps the shared developer cluster. */
+export function defaultClusterDir(): string {
+  return join(cacheRoot(), 'clusters', 'default');
+}
+
+export function runningDefaultCluster(): ControlPlaneState | undefined {
+  const state = readState(defaultClusterDir());
+  return state && isRunning(state) ? state : undefined;
+}
+
+export async function acquireControlPlane(opts: { private?: boolean } = {}): Promise<ControlPlaneLease> {
+  if (process.env.USE_EXISTING_CLUSTER === 'true') {
+    const kubeconfig = process.env.KUBECONFIG || join(homedir(), '.kube', 'config');
+    return { kubeconfig, ownedPids: [], describe: `existing cluster (KUBECONFIG=${kubeconfig})`, release: async () => {} };
+  }
+  const shared = opts.private ? undefined : runningDefaultCluster();
+  if (shared) {
+    return { kubeconfig: shared.kubeconfig, ownedPids: [], describe: `running control plane at ${shared.server}`, release: async () => {} };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'echoperator-cp-'));
+  let state: ControlPlaneState | undefined;
+  let released: Promise<void> | undefined;
+  const release = (): Promise<void> => (released ??= state ? stopControlPlane(state) : Promise.resolve());
+  const onSignal = (signal: NodeJS.Signals): void => {
+    void release().finally(() => process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143));
+  };
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, onSignal);
+  try {
+    state = await startControlPlane({ dir, detached: false });
+  } catch (err) {
+    await release();
+    throw err instanceof ControlPlaneError ? err : new ControlPlaneError(String(err));
+  }
+  const started = state;
+  return {
+    kubeconfig: started.kubeconfig,
+    ownedPids: Object.values(started.pids),
+    describe: `private control plane at ${started.server}`,
+    release: async () => {
+      await release();
+      for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
+    },
+  };
+}

@@ -1,0 +1,78 @@
+import { API_VERSION } from './group.js';
+import {
+  conditionsSchema,
+  messageSchema,
+  observedGenerationSchema,
+  type Condition,
+  type JSONSchemaProps,
+  type ObjectMeta,
+} from './schema.js';
+import type { KindDefinition } from './crd.js';
+
+/** An Echo prints its message once, as a Job in its own namespace. */
+export interface Echo {
+  apiVersion: typeof API_VERSION;
+  kind: 'Echo';
+  metadata: ObjectMeta;
+  spec: EchoSpec;
+  status?: EchoStatus;
+}
+
+export interface EchoSpec {
+  message: string;
+}
+
+export const ECHO_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
+export type EchoPhase = (typeof ECHO_PHASES)[number];
+
+export interface EchoStatus {
+  phase?: EchoPhase;
+  jobName?: string;
+  startTime?: string;
+  completionTime?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+}
+
+const schema: JSONSchemaProps = {
+  type: 'object',
+  description: 'Echo prints a message once, as a Job in the same namespace.',
+  required: ['spec'],
+  properties: {
+    apiVersion: { type: 'string' },
+    kind: { type: 'string' },
+    metadata: { type: 'object' },
+    spec: {
+      type: 'object',
+      description: 'What to print.',
+      required: ['message'],
+      properties: { message: messageSchema },
+    },
+    status: {
+      type: 'object',
+      description: 'The last observed state of the run.',
+      properties: {
+        phase: { type: 'string', enum: [...ECHO_PHASES], description: 'Where the current run is.' },
+        jobName: { type: 'string', description: 'The Job running the current message.' },
+        startTime: { type: 'string', format: 'date-time' },
+        completionTime: { type: 'string', format: 'date-time' },
+        observedGeneration: observedGenerationSchema,
+        conditions: conditionsSchema,
+      },
+    },
+  },
+};
+
+export const echoKind: KindDefinition = {
+  kind: 'Echo',
+  plural: 'echos',
+  singular: 'echo',
+  shortNames: ['ec'],
+  schema,
+  printerColumns: [
+    { name: 'Message', type: 'string', jsonPath: '.spec.message', priority: 1 },
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+    { name: 'Job', type: 'string', jsonPath: '.status.jobName' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  ],
+};

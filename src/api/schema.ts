@@ -1,0 +1,92 @@
+/**
+ * OpenAPI v3 pieces shared by the CRDs. A schema here is the single source of truth: the CRD
+ * YAML in crds/ and the cdk8s constructs are generated from it, and the TypeScript types beside
+ * it describe the same shape.
+ */
+export interface JSONSchemaProps {
+  type?: 'object' | 'string' | 'integer' | 'array' | 'boolean' | 'number';
+  description?: string;
+  format?: string;
+  enum?: string[];
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maxItems?: number;
+  pattern?: string;
+  required?: string[];
+  properties?: Record<string, JSONSchemaProps>;
+  items?: JSONSchemaProps;
+  'x-kubernetes-list-type'?: 'map' | 'set' | 'atomic';
+  'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-validations'?: { rule: string; message: string }[];
+  'x-kubernetes-preserve-unknown-fields'?: boolean;
+}
+
+/** metav1.Condition, as every Kubernetes API documents it. */
+export const conditionSchema: JSONSchemaProps = {
+  type: 'object',
+  description: 'One aspect of the current state of the resource (metav1.Condition).',
+  required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
+  properties: {
+    type: { type: 'string', description: 'Type of condition in CamelCase.', maxLength: 316 },
+    status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
+    observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
+    lastTransitionTime: { type: 'string', format: 'date-time' },
+    reason: { type: 'string', maxLength: 1024, description: 'A CamelCase word for programs.' },
+    message: { type: 'string', maxLength: 32768, description: 'Details for humans.' },
+  },
+};
+
+export const conditionsSchema: JSONSchemaProps = {
+  type: 'array',
+  items: conditionSchema,
+  maxItems: 16,
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['type'],
+};
+
+export const observedGenerationSchema: JSONSchemaProps = {
+  type: 'integer',
+  format: 'int64',
+  description: 'The metadata.generation this status describes.',
+};
+
+/** The message both kinds echo. Bounded so a resource cannot carry megabytes into a Pod spec. */
+export const MESSAGE_MAX_LENGTH = 4096;
+
+export const messageSchema: JSONSchemaProps = {
+  type: 'string',
+  description: `Text printed by the run, literally (no shell). 1 to ${MESSAGE_MAX_LENGTH} characters.`,
+  minLength: 1,
+  maxLength: MESSAGE_MAX_LENGTH,
+};
+
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: {
+    apiVersion: string;
+    kind: string;
+    name: string;
+    uid: string;
+    controller?: boolean;
+    blockOwnerDeletion?: boolean;
+  }[];
+  finalizers?: string[];
+}

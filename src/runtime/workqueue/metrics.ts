@@ -1,0 +1,61 @@
+/**
+ * What a work queue tells the metrics layer, and nothing about how it is exported.
+ *
+ * A queue reports events as they happen (adds, depth changes, queue and work durations,
+ * retries) through a WorkQueueMetrics bound to its name. The two in-flight gauges
+ * (unfinished work, longest running processor) are not events: they grow with every
+ * passing second, so instead of a periodic tick that pushes them (a timer to own, to
+ * cancel, and always stale by up to a period) the queue hands the provider a probe that
+ * computes both from the in-flight start times. The metrics layer calls it at scrape time
+ * (prom-client's collect()), so the values are exact and the queue owns no timer.
+ *
+ * Each hook maps to one of controller-runtime's series, all labelled by queue name; the
+ * mapping is written on the hook so the exporter has a single place to follow.
+ *
+ * Hand-written with the queue (see queue.ts): the interface is shaped by what the queue
+ * can observe, not by a metrics library.
+ */
+
+/** Work handed out and not yet done, measured at the moment of asking. */
+export interface InFlightWork {
+  /** workqueue_unfinished_work_seconds: the ages of all in-flight keys, summed. */
+  readonly unfinishedWorkSeconds: number;
+  /** workqueue_longest_running_processor_seconds: the age of the oldest in-flight key; 0 when none. */
+  readonly longestRunningProcessorSeconds: number;
+}
+
+/** The event hooks of one queue; the queue's name is already bound. */
+export interface WorkQueueMetrics {
+  /** workqueue_depth (gauge): keys waiting to be handed out, counting those held back behind their own processing. */
+  setDepth(keys: number): void;
+  /** workqueue_adds_total (counter): adds that made a key dirty; re-adding a waiting key does not count. */
+  incAdds(): void;
+  /** workqueue_queue_duration_seconds (histogram): from a key becoming dirty to its being handed out. */
+  observeQueueDuration(seconds: number): void;
+  /** workqueue_work_duration_seconds (histogram): from a key being handed out to its done(). */
+  observeWorkDuration(seconds: number): void;
+  /** workqueue_retries_total (counter): keys requeued through addRateLimited. */
+  incRetries(): void;
+}
+
+/** Creates the hooks for each named queue and keeps its in-flight probe for scrape time. */
+export interface WorkQueueMetricsProvider {
+  /**
+   * Called once per named queue, at construction. `inFlight` stays valid for the queue's
+   * lifetime and is cheap: it walks only the in-flight keys (bounded by the worker count).
+   */
+  forQueue(name: string, inFlight: () => InFlightWork): WorkQueueMetrics;
+}
+
+const noopQueueMetrics: WorkQueueMetrics = {
+  setDepth() {},
+  incAdds() {},
+  observeQueueDuration() {},
+  observeWorkDuration() {},
+  incRetries() {},
+};
+
+/** Records nothing: the default, so queues under test and in tools carry no metrics cost. */
+export const noopWorkQueueMetrics: WorkQueueMetricsProvider = {
+  forQueue: () => noopQueueMetrics,
+};

@@ -1,0 +1,87 @@
+/**
+ * What every end-to-end test needs: the control plane's kubeconfig (set by `npm test`), kubectl
+ * against it, a namespace of its own, and polling until a condition holds.
+ */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { TestContext } from 'node:test';
+
+export function kubeconfig(): string {
+  const path = process.env.KUBECONFIG;
+  if (!path) throw new Error('KUBECONFIG is not set: run end-to-end tests through `npm test`, which provides a control plane');
+  return path;
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function kubectl(args: string[], opts: { input?: string; namespace?: string; env?: NodeJS.ProcessEnv } = {}): KubectlResult {
+  const full = ['--kubeconfig', kubeconfig(), ...(opts.namespace ? ['-n', opts.namespace] : []), ...args];
+  const r = spawnSync('kubectl', full, {
+    input: opts.input,
+    encoding: 'utf8',
+    env: { ...process.env, ...opts.env },
+    timeout: 60_000,
+  });
+  return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? (r.error ? String(r.error) : '') };
+}
+
+/** kubectl that must succeed; returns stdout. */
+export function kubectlOk(args: string[], opts: Parameters<typeof kubectl>[1] = {}): string {
+  const r = kubectl(args, opts);
+  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
+  return r.stdout;
+}
+
+export function kubectlJson<T = any>(args: string[], opts: Parameters<typeof kubectl>[1] = {}): T {
+  return JSON.parse(kubectlOk([...args, '-o', 'json'], opts)) as T;
+}
+
+export function applyYaml(yaml: string, namespace?: string): string {
+  return kubectlOk(['apply', '-f', '-'], { input: yaml, namespace });
+}
+
+/** A fresh namespace for one test, deleted (without waiting) when the test ends. */
+export function testNamespace(t: TestContext, prefix = 't', labels: Record<string, string> = {}): string {
+  const slug = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 40).replace(/-+$/, '');
+  const name = `${slug}-${randomBytes(3).toString('hex')}`;
+  kubectlOk(['create', 'namespace', name]);
+  const pairs = Object.entries(labels).map(([k, v]) => `${k}=${v}`);
+  if (pairs.length) kubectlOk(['label', 'namespace', name, ...pairs]);
+  t.after(() => {
+    kubectl(['delete', 'namespace', name, '--wait=false']);
+  });
+  return name;
+}
+
+/** Polls fn until it returns a value other than undefined/false, or fails with the last error. */
+export async function eventually<T>(
+  what: string,
+  fn: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+  intervalMs = 200,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+      last = undefined;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** True when the run uses the local control plane this project builds (not USE_EXISTING_CLUSTER). */
+export function onLocalControlPlane(): boolean {
+  return process.env.USE_EXISTING_CLUSTER !== 'true';
+}
