@@ -40,6 +40,8 @@ interface BuildGroup {
   key: string;
   packages: string[];
   binaries: string[];
+  /** go names a binary after its package path without the major-version suffix; rename those. */
+  renames?: Record<string, string>;
   ldflags: string;
   describe: string;
 }
@@ -64,6 +66,7 @@ const etcdGroup: BuildGroup = {
   key: `etcd-${ETCD_VERSION}`,
   packages: ['go.etcd.io/etcd/server/v3'],
   binaries: ['etcd'],
+  renames: { server: 'etcd' },
   ldflags: '-s -w',
   describe: `etcd ${ETCD_VERSION}`,
 };
@@ -171,6 +174,9 @@ async function buildGroup(group: BuildGroup, log: (line: string) => void): Promi
       log,
       'compiling',
     );
+    for (const [built, name] of Object.entries(group.renames ?? {})) {
+      if (existsSync(join(staging, built))) renameSync(join(staging, built), join(staging, name));
+    }
     for (const name of group.binaries) {
       if (!existsSync(join(staging, name))) throw new ControlPlaneError(`go build finished but ${name} is missing in ${staging}`);
     }

@@ -1,0 +1,24 @@
+/**
+ * Does `actual` already hold everything `desired` says? Fields the server (or another manager)
+ * added are ignored; only what we would write counts. This is how a reconcile decides that there
+ * is nothing to write, so a restart over reconciled objects writes nothing.
+ */
+export function containsDesired(desired: unknown, actual: unknown): boolean {
+  if (desired === undefined) return true;
+  if (desired === null || typeof desired !== 'object') return normalize(desired) === normalize(actual);
+  if (Array.isArray(desired)) {
+    return Array.isArray(actual) && actual.length === desired.length && desired.every((d, i) => containsDesired(d, actual[i]));
+  }
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
+  return Object.entries(desired as Record<string, unknown>).every(([k, v]) => containsDesired(v, (actual as Record<string, unknown>)[k]));
+}
+
+/** The API serves quantities and times in canonical forms; compare them as strings. */
+function normalize(v: unknown): unknown {
+  return v instanceof Date ? v.toISOString() : v;
+}
+
+/** Deep equality of JSON values (status comparison). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  return containsDesired(a, b) && containsDesired(b, a);
+}

@@ -1,0 +1,39 @@
+/**
+ * Persistent failures must be visible on the object, not only in logs: a failed reconcile sets
+ * Reconciled=False with the error before the error goes back to the queue for a retry.
+ */
+import type { Condition } from '../../api/schema.js';
+import { describeError, isForbidden } from '../../kube/errors.js';
+import type { ResourceType } from '../../kube/resources.js';
+import type { Logger } from '../../observability/logger.js';
+import { setConditions } from './conditions.js';
+import type { ApiWriter } from './ports.js';
+import { writeStatus } from './status.js';
+
+export function failureReason(err: unknown): string {
+  if (isForbidden(err)) return 'Forbidden';
+  return (err as { reason?: string })?.reason && /^[A-Za-z]+$/.test((err as { reason: string }).reason) ? (err as { reason: string }).reason : 'ReconcileError';
+}
+
+/** Best effort: if even this write fails, the retry of the reconcile tries again. */
+export async function reportFailure<S extends { conditions?: Condition[] }>(
+  api: ApiWriter,
+  type: ResourceType,
+  obj: { metadata: { name?: string; namespace?: string; generation?: number }; status?: S },
+  conditionType: string,
+  err: unknown,
+  now: () => Date,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<void> {
+  const current = obj.status ?? ({} as S);
+  const failed = setConditions(current.conditions?.filter((c) => c.type === conditionType), [
+    { type: conditionType, status: 'False', reason: failureReason(err), message: describeError(err).slice(0, 1024) },
+  ], obj.metadata.generation, now)[0]!;
+  const conditions = [...(current.conditions ?? []).filter((c) => c.type !== conditionType), failed];
+  try {
+    await writeStatus(api, type, obj, current, { ...current, conditions }, signal);
+  } catch (writeErr) {
+    log.debug('could not record the failure in status', { error: describeError(writeErr) });
+  }
+}

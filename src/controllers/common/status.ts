@@ -1,0 +1,38 @@
+/**
+ * Writing an object's status subresource, only when it changed.
+ */
+import type { ResourceType } from '../../kube/resources.js';
+import { resourcePath } from '../../kube/resources.js';
+import { jsonEqual } from './compare.js';
+import type { ApiWriter } from './ports.js';
+
+/**
+ * A JSON merge patch from `current` to `desired` (fields that disappeared are set to null), or
+ * undefined when they are equal. No resourceVersion precondition: status belongs to us alone,
+ * so concurrent spec edits by users cannot make it conflict.
+ */
+export function statusPatch<S extends object>(current: S | undefined, desired: S): Record<string, unknown> | undefined {
+  if (current && jsonEqual(desired, current)) return undefined;
+  const patch: Record<string, unknown> = { ...(desired as Record<string, unknown>) };
+  for (const key of Object.keys(current ?? {})) if (!(key in desired)) patch[key] = null;
+  for (const [key, value] of Object.entries(patch)) if (value === undefined) patch[key] = null;
+  return patch;
+}
+
+export async function writeStatus<S extends object>(
+  api: ApiWriter,
+  type: ResourceType,
+  obj: { metadata: { name?: string; namespace?: string } },
+  current: S | undefined,
+  desired: S,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const patch = statusPatch(current, desired);
+  if (!patch) return false;
+  await api.request('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
+    body: { status: patch },
+    contentType: 'application/merge-patch+json',
+    signal,
+  });
+  return true;
+}

@@ -1,0 +1,123 @@
+/**
+ * Echo -> one Job in the Echo's namespace, and the Job's progress -> the Echo's status.
+ *
+ * Guarantees: at most one Job per (Echo, message): the Job's name is derived from both, so a
+ * repeated or concurrent create gets AlreadyExists instead of a duplicate. A finished run is not
+ * run again; a new message starts one new run and deletes the previous run's Job. Nothing is
+ * written when the cluster already matches (a restart writes nothing).
+ */
+import type { V1Job } from '@kubernetes/client-node';
+import type { Echo } from '../../api/echo.js';
+import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { ECHOS, JOBS, resourcePath } from '../../kube/resources.js';
+import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
+import { reportFailure } from '../common/failure.js';
+import { CONTROLLER_OWNER_INDEX, type ApiWriter, type EventSink, type ObjectCache } from '../common/ports.js';
+import { writeStatus } from '../common/status.js';
+import { desiredJob, jobNameFor } from './desired.js';
+import { echoStatus, isFinished, RECONCILED_CONDITION, reconciledOk } from './status.js';
+
+export interface EchoReconcilerDeps {
+  echos: ObjectCache<Echo>;
+  jobs: ObjectCache<V1Job>;
+  api: ApiWriter;
+  events: EventSink;
+  jobImage: string;
+  now?: () => Date;
+}
+
+export class EchoReconciler implements Reconciler {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: EchoReconcilerDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileOutcome> {
+    const echo = this.deps.echos.get(key);
+    // Gone or going: the garbage collector removes its Job through the owner reference.
+    if (!echo || echo.metadata.deletionTimestamp) return undefined;
+    try {
+      await this.reconcileEcho(withKind(echo), ctx);
+    } catch (err) {
+      if (!ctx.signal.aborted) {
+        await reportFailure(this.deps.api, ECHOS, echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal);
+      }
+      throw err;
+    }
+    return undefined;
+  }
+
+  private async reconcileEcho(echo: Echo, ctx: ReconcileContext): Promise<void> {
+    const { api, events } = this.deps;
+    const jobName = jobNameFor(echo);
+    const owned = this.deps.jobs.byIndex(CONTROLLER_OWNER_INDEX, echo.metadata.uid!);
+
+    for (const stale of owned.filter((j) => j.metadata?.name !== jobName)) {
+      await this.deleteJob(stale, ctx);
+      events.recordEvent(echo, 'Normal', 'PreviousRunDeleted', `Deleted Job ${stale.metadata?.name} of the previous message`);
+    }
+
+    let job = owned.find((j) => j.metadata?.name === jobName);
+    const finished = echo.status?.jobName === jobName && isFinished(echo.status?.phase);
+    if (!job && finished) {
+      // Its Job was removed after the run (by hand or a TTL): the run happened; do not repeat it.
+      return;
+    }
+    if (!job) {
+      job = await this.createJob(echo, ctx);
+    }
+    const desired = echoStatus(echo, jobName, job, reconciledOk, this.now);
+    if (await writeStatus(api, ECHOS, echo, echo.status, desired, ctx.signal)) {
+      ctx.log.debug('status written', { phase: desired.phase });
+      if (desired.phase !== echo.status?.phase) this.announce(echo, desired.phase, jobName, job);
+    }
+  }
+
+  private async createJob(echo: Echo, ctx: ReconcileContext): Promise<V1Job> {
+    const body = desiredJob(echo, this.deps.jobImage);
+    const ns = echo.metadata.namespace!;
+    try {
+      const created = await this.deps.api.request<V1Job>('POST', resourcePath(JOBS, ns), { body, signal: ctx.signal });
+      ctx.log.info('job created', { job: body.metadata!.name });
+      this.deps.events.recordEvent(echo, 'Normal', 'JobCreated', `Created Job ${body.metadata!.name} to print the message`);
+      return created;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      // Made by an earlier pass whose watch event has not reached the cache yet: use it.
+      const existing = await this.deps.api.request<V1Job>('GET', resourcePath(JOBS, ns, body.metadata!.name), { signal: ctx.signal });
+      const owner = existing.metadata?.ownerReferences?.find((r) => r.controller);
+      if (owner?.uid !== echo.metadata.uid) {
+        throw new Error(`Job ${ns}/${body.metadata!.name} already exists and is not controlled by this Echo; delete or rename it`);
+      }
+      return existing;
+    }
+  }
+
+  private async deleteJob(job: V1Job, ctx: ReconcileContext): Promise<void> {
+    const { name, namespace, uid } = job.metadata ?? {};
+    try {
+      await this.deps.api.request('DELETE', resourcePath(JOBS, namespace, name), {
+        // Background: the pods go too; the uid precondition never deletes a same-named newcomer.
+        body: { propagationPolicy: 'Background', preconditions: { uid } },
+        signal: ctx.signal,
+      });
+      ctx.log.info('previous run deleted', { job: name });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  private announce(echo: Echo, phase: string | undefined, jobName: string, job: V1Job | undefined): void {
+    if (phase === 'Succeeded') this.deps.events.recordEvent(echo, 'Normal', 'RunSucceeded', `Job ${jobName} printed the message`);
+    if (phase === 'Failed') {
+      const why = job?.status?.conditions?.find((c) => c.type === 'Failed')?.message ?? 'the Job failed';
+      this.deps.events.recordEvent(echo, 'Warning', 'RunFailed', `Job ${jobName} failed: ${why}`);
+    }
+  }
+}
+
+/** Items of a LIST carry no apiVersion/kind; Events and owner references need them. */
+function withKind(echo: Echo): Echo {
+  return echo.kind ? echo : { ...echo, apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo' };
+}

@@ -1,0 +1,60 @@
+/**
+ * An Echo's status, computed from its Job: a pure function, so the same Job always gives the same
+ * status and a reconcile that changes nothing writes nothing.
+ */
+import type { V1Job } from '@kubernetes/client-node';
+import type { Echo, EchoPhase, EchoStatus } from '../../api/echo.js';
+import { setConditions, type ConditionInput } from '../common/conditions.js';
+import { apiTime, compact } from '../common/time.js';
+
+export const SUCCEEDED_CONDITION = 'Succeeded';
+export const RECONCILED_CONDITION = 'Reconciled';
+
+interface RunState {
+  phase: EchoPhase;
+  succeeded: ConditionInput;
+}
+
+function jobCondition(job: V1Job, type: string) {
+  return job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+}
+
+export function runState(job: V1Job | undefined): RunState {
+  if (!job) return { phase: 'Pending', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobPending', message: 'The Job is being created' } };
+  const name = job.metadata?.name;
+  if (jobCondition(job, 'Complete')) {
+    return { phase: 'Succeeded', succeeded: { type: SUCCEEDED_CONDITION, status: 'True', reason: 'JobComplete', message: `Job ${name} printed the message` } };
+  }
+  const failed = jobCondition(job, 'Failed');
+  if (failed) {
+    return {
+      phase: 'Failed',
+      succeeded: { type: SUCCEEDED_CONDITION, status: 'False', reason: failed.reason || 'JobFailed', message: failed.message || `Job ${name} failed` },
+    };
+  }
+  if (job.status?.startTime) {
+    return { phase: 'Running', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobRunning', message: `Job ${name} is running` } };
+  }
+  return { phase: 'Pending', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobPending', message: `Job ${name} has not started yet` } };
+}
+
+
+/** Status for `echo` whose current run is `job` (undefined: not created yet). */
+export function echoStatus(echo: Echo, jobName: string, job: V1Job | undefined, reconciled: ConditionInput, now: () => Date): EchoStatus {
+  const run = runState(job);
+  const status: EchoStatus = {
+    phase: run.phase,
+    jobName,
+    startTime: apiTime(job?.status?.startTime),
+    completionTime: run.phase === 'Succeeded' ? apiTime(job?.status?.completionTime) : undefined,
+    observedGeneration: echo.metadata.generation,
+    conditions: setConditions(echo.status?.conditions, [run.succeeded, reconciled], echo.metadata.generation, now),
+  };
+  return compact(status);
+}
+
+export const reconciledOk: ConditionInput = { type: RECONCILED_CONDITION, status: 'True', reason: 'Reconciled', message: 'The Job matches the Echo' };
+
+export function isFinished(phase: EchoPhase | undefined): boolean {
+  return phase === 'Succeeded' || phase === 'Failed';
+}

@@ -1,0 +1,112 @@
+/**
+ * ScheduledEcho -> one CronJob in its namespace, kept equal to what the ScheduledEcho says with
+ * server-side apply; the CronJob's schedule times -> the ScheduledEcho's status.
+ *
+ * Guarantees: a CronJob deleted or edited by hand is restored; nothing is written when the cached
+ * CronJob already holds every field we manage (a restart writes nothing).
+ */
+import type { V1CronJob } from '@kubernetes/client-node';
+import type { ScheduledEcho, ScheduledEchoStatus } from '../../api/scheduledecho.js';
+import { isNotFound } from '../../kube/errors.js';
+import { CRONJOBS, SCHEDULED_ECHOS, resourcePath } from '../../kube/resources.js';
+import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
+import { containsDesired } from '../common/compare.js';
+import { setConditions } from '../common/conditions.js';
+import { reportFailure } from '../common/failure.js';
+import { FIELD_MANAGER } from '../common/labels.js';
+import { CONTROLLER_OWNER_INDEX, type ApiWriter, type EventSink, type ObjectCache } from '../common/ports.js';
+import { writeStatus } from '../common/status.js';
+import { desiredCronJob } from './desired.js';
+import { apiTime, compact } from '../common/time.js';
+
+export const READY_CONDITION = 'Ready';
+
+export interface ScheduledEchoReconcilerDeps {
+  scheduledEchos: ObjectCache<ScheduledEcho>;
+  cronJobs: ObjectCache<V1CronJob>;
+  api: ApiWriter;
+  events: EventSink;
+  jobImage: string;
+  now?: () => Date;
+}
+
+export class ScheduledEchoReconciler implements Reconciler {
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: ScheduledEchoReconcilerDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  async reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileOutcome> {
+    const se = this.deps.scheduledEchos.get(key);
+    if (!se || se.metadata.deletionTimestamp) return undefined;
+    try {
+      await this.reconcileScheduledEcho(se.kind ? se : { ...se, apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho' }, ctx);
+    } catch (err) {
+      if (!ctx.signal.aborted) await reportFailure(this.deps.api, SCHEDULED_ECHOS, se, READY_CONDITION, err, this.now, ctx.log, ctx.signal);
+      throw err;
+    }
+    return undefined;
+  }
+
+  private async reconcileScheduledEcho(se: ScheduledEcho, ctx: ReconcileContext): Promise<void> {
+    const { api, events } = this.deps;
+    const desired = desiredCronJob(se, this.deps.jobImage);
+    const name = desired.metadata!.name!;
+    const ns = se.metadata.namespace!;
+    const owned = this.deps.cronJobs.byIndex(CONTROLLER_OWNER_INDEX, se.metadata.uid!);
+    let cronJob = owned.find((c) => c.metadata?.name === name) ?? this.deps.cronJobs.get(`${ns}/${name}`);
+    const ownerUid = cronJob?.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
+    if (cronJob && ownerUid !== se.metadata.uid) {
+      throw new Error(`CronJob ${ns}/${name} already exists and is not controlled by this ScheduledEcho; delete or rename it`);
+    }
+
+    for (const stale of owned.filter((c) => c.metadata?.name !== name)) {
+      try {
+        await api.request('DELETE', resourcePath(CRONJOBS, ns, stale.metadata?.name), {
+          body: { propagationPolicy: 'Background', preconditions: { uid: stale.metadata?.uid } },
+          signal: ctx.signal,
+        });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+
+    if (!cronJob || !containsDesired(desired, cronJob)) {
+      const specChanged = se.status?.observedGeneration !== se.metadata.generation;
+      cronJob = await api.request<V1CronJob>('PATCH', resourcePath(CRONJOBS, ns, name), {
+        query: { fieldManager: FIELD_MANAGER, force: true },
+        body: desired,
+        contentType: 'application/apply-patch+yaml',
+        signal: ctx.signal,
+      });
+      const [reason, message] = !se.status?.cronJobName
+        ? ['CronJobCreated', `Created CronJob ${name} with schedule "${se.spec.schedule}"`]
+        : specChanged
+          ? ['CronJobUpdated', `Updated CronJob ${name} to the new spec`]
+          : ['CronJobRestored', `Restored CronJob ${name}, which was deleted or changed outside the operator`];
+      ctx.log.info('cronjob applied', { cronJob: name, reason });
+      events.recordEvent(se, 'Normal', reason, message);
+    }
+
+    await writeStatus(api, SCHEDULED_ECHOS, se, se.status, this.status(se, name, cronJob), ctx.signal);
+  }
+
+  private status(se: ScheduledEcho, name: string, cronJob: V1CronJob): ScheduledEchoStatus {
+    const status: ScheduledEchoStatus = {
+      cronJobName: name,
+      lastScheduleTime: apiTime(cronJob.status?.lastScheduleTime),
+      lastSuccessfulTime: apiTime(cronJob.status?.lastSuccessfulTime),
+      observedGeneration: se.metadata.generation,
+      conditions: setConditions(
+        se.status?.conditions,
+        [{ type: READY_CONDITION, status: 'True', reason: 'CronJobReady', message: `CronJob ${name} runs on schedule "${se.spec.schedule}"` }],
+        se.metadata.generation,
+        this.now,
+      ),
+    };
+    for (const k of Object.keys(status) as (keyof ScheduledEchoStatus)[]) if (status[k] === undefined) delete status[k];
+    return status;
+  }
+}
+

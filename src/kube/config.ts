@@ -1,0 +1,46 @@
+/**
+ * Where the API server is and who we are: client-node's KubeConfig does the loading and the
+ * authentication (kubeconfig files, in-cluster service account, exec plugins, token refresh).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export class KubeConfigError extends Error {
+  override readonly name = 'KubeConfigError';
+}
+
+/**
+ * path: a kubeconfig file; empty means in-cluster when running in a pod, else client-node's
+ * default lookup ($KUBECONFIG, ~/.kube/config).
+ */
+export function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) {
+    if (!existsSync(path)) {
+      throw new KubeConfigError(`KUBECONFIG points at ${path}, which does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file, or leave it empty to run in-cluster`);
+    }
+    try {
+      kc.loadFromFile(path);
+    } catch (err) {
+      throw new KubeConfigError(`KUBECONFIG ${path} is not a valid kubeconfig: ${(err as Error).message}`);
+    }
+  } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
+    kc.loadFromCluster();
+  } else {
+    kc.loadFromDefault();
+  }
+  if (!kc.getCurrentCluster()) {
+    throw new KubeConfigError('no Kubernetes cluster configured: set KUBECONFIG (or --kubeconfig), or run in a pod');
+  }
+  return kc;
+}
+
+/** The namespace of this pod when running in-cluster. */
+export function inClusterNamespace(): string | undefined {
+  try {
+    const path = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+    return existsSync(path) ? readFileSync(path, 'utf8').trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * A small JSON REST transport to the API server.
+ *
+ * Why not client-node's generated clients for the hot path: client-node 1.4.0 builds a new TLS
+ * agent for every request (no connection reuse, a TLS handshake per call), and its watch neither
+ * asks for bookmarks nor exposes the stream's lifecycle an informer needs. So client-node does
+ * what it is good at (loading kubeconfig, authentication incl. exec plugins and token refresh,
+ * the API types) and this file moves bytes over ONE keep-alive agent.
+ *
+ * Guarantees: every request has a deadline (timeoutMs, or the caller's signal for streams); a
+ * non-2xx answer becomes an ApiError carrying the server's Status; a transport failure becomes an
+ * ApiError with code 0, so callers classify both with the same helpers.
+ */
+import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ApiError, type StatusBody } from './errors.js';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOpts {
+  query?: Query;
+  body?: unknown;
+  /** Defaults to application/json; server-side apply uses application/apply-patch+yaml. */
+  contentType?: string;
+  signal?: AbortSignal;
+  /** Deadline of the whole request; default 30 s. */
+  timeoutMs?: number;
+}
+
+export interface RestClientOptions {
+  /** Sockets kept per host; default 100 (controllers fan out, the server's APF is the limit). */
+  maxSockets?: number;
+  /** Sent as User-Agent, so audit logs and APF flow schemas can tell us apart. */
+  userAgent?: string;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export class RestClient {
+  readonly server: string;
+  private readonly url: URL;
+  private readonly agent: Agent;
+  private readonly userAgent: string;
+
+  constructor(
+    private readonly kc: KubeConfig,
+    options: RestClientOptions = {},
+  ) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = cluster.server.replace(/\/+$/, '');
+    this.url = new URL(this.server);
+    this.userAgent = options.userAgent ?? 'echoperator';
+    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 100, maxFreeSockets: 32 });
+  }
+
+  /** Sends one request and parses the JSON answer. */
+  async request<T = unknown>(method: string, path: string, opts: RequestOpts = {}): Promise<T> {
+    const timeout = AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const { status, text } = await this.send(method, path, opts, signal, async (res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of res) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    });
+    if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
+    throw toApiError(method, path, status, text);
+  }
+
+  /**
+   * Opens a streaming GET (a watch) and hands each newline-delimited line to onLine. Resolves when
+   * the server ends the stream; rejects on transport errors; aborting the signal ends it quietly.
+   */
+  async stream(path: string, query: Query, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
+    const { status, text } = await this.send('GET', path, { query }, signal, async (res) => {
+      if ((res.statusCode ?? 0) >= 300) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of res) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks).toString('utf8');
+      }
+      let pending = '';
+      res.setEncoding('utf8');
+      try {
+        for await (const chunk of res) {
+          pending += chunk as string;
+          let nl: number;
+          while ((nl = pending.indexOf('\n')) >= 0) {
+            const line = pending.slice(0, nl);
+            pending = pending.slice(nl + 1);
+            if (line.trim()) onLine(line);
+          }
+        }
+      } catch (err) {
+        if (signal.aborted) return '';
+        throw err;
+      }
+      if (pending.trim()) onLine(pending);
+      return '';
+    });
+    if (status >= 300) throw toApiError('GET', path, status, text);
+  }
+
+  /** Closes idle keep-alive sockets so the process can exit. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    opts: RequestOpts,
+    signal: AbortSignal,
+    read: (res: import('node:http').IncomingMessage) => Promise<string>,
+  ): Promise<{ status: number; text: string }> {
+    const target = new URL(this.url.pathname.replace(/\/$/, '') + path, this.url);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) target.searchParams.set(k, String(v));
+    const options: RequestOptions = { method, headers: {} };
+    // client-node applies TLS material and auth headers (and refreshes tokens) for each request.
+    await this.kc.applyToHTTPSOptions(options);
+    const headers = options.headers as Record<string, string>;
+    headers['Accept'] = 'application/json';
+    headers['User-Agent'] = this.userAgent;
+    let payload: string | undefined;
+    if (opts.body !== undefined) {
+      payload = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const isHttps = target.protocol === 'https:';
+    const reqOptions: RequestOptions = {
+      ...options,
+      // One agent for all requests: the TLS material is per cluster, so reusing sockets is safe.
+      agent: isHttps ? this.agent : undefined,
+      headers,
+      signal,
+    };
+    return await new Promise((resolve, reject) => {
+      const req = (isHttps ? httpsRequest : httpRequest)(target, reqOptions, (res) => {
+        read(res).then((text) => resolve({ status: res.statusCode ?? 0, text }), (err) => reject(transportError(method, path, err, signal)));
+      });
+      req.on('error', (err) => reject(transportError(method, path, err, signal)));
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+}
+
+function transportError(method: string, path: string, err: unknown, signal: AbortSignal): ApiError {
+  const why = signal.aborted && signal.reason instanceof Error && signal.reason.name === 'TimeoutError' ? 'timed out' : (err as Error)?.message ?? String(err);
+  return new ApiError(0, 'TransportError', `${method} ${path}: ${why}`, undefined, { cause: err });
+}
+
+function toApiError(method: string, path: string, status: number, text: string): ApiError {
+  let body: StatusBody | undefined;
+  try {
+    body = JSON.parse(text) as StatusBody;
+  } catch {
+    body = undefined;
+  }
+  const message = body?.message ?? (text.trim().slice(0, 300) || `HTTP ${status}`);
+  return new ApiError(status, body?.reason ?? `HTTP${status}`, `${method} ${path}: ${message}`, body);
+}

@@ -1,0 +1,179 @@
+/**
+ * Controller: event sources -> keys -> rate-limited work queue -> N workers -> Reconciler.
+ *
+ * Guarantees (from the work queue): a key is reconciled by at most one worker at a time; a key
+ * changed while it is being reconciled is reconciled again afterwards; a failed key is retried
+ * with per-key exponential backoff under an overall token bucket, forever (errors are never
+ * dropped; the reconciler reports persistent failure in status); success forgets the backoff.
+ *
+ * Event sources feed the queue from construction on, also while the workers are not running
+ * (a standby replica): when this replica starts leading, every key that changed is already
+ * queued and the caches are warm.
+ */
+import { randomUUID } from 'node:crypto';
+import { realClock, type Clock } from '../clock.js';
+import { nopLogger, type Logger } from '../../observability/logger.js';
+import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue, type WorkQueueMetricsProvider } from '../workqueue/index.js';
+import { nopControllerMetrics, type ControllerMetrics } from './metrics.js';
+import type { Reconciler } from './reconciler.js';
+import { controllerOwnerKey, generationOrDeletionChanged, objectKey, type EventSource, type KubeObject } from './sources.js';
+
+export interface ControllerOptions {
+  /** Names the controller in logs and metrics (controller-runtime's `controller` label). */
+  name: string;
+  /** Concurrent reconciles (different keys). */
+  workers: number;
+  clock?: Clock;
+  logger?: Logger;
+  metrics?: ControllerMetrics;
+  queueMetrics?: WorkQueueMetricsProvider;
+  rateLimiter?: RateLimiter;
+}
+
+export interface RunOptions {
+  /**
+   * After `signal` aborts, in-flight reconciles get this long to finish before they are aborted.
+   * A signal aborted with an error whose `immediate` is true skips the wait (leadership lost).
+   */
+  drainTimeoutMs: number;
+}
+
+/** Marks a stop reason that must abort in-flight reconciles at once. */
+export class ImmediateStop extends Error {
+  readonly immediate = true;
+}
+
+export class Controller {
+  readonly name: string;
+  readonly queue: RateLimitingQueue;
+  private readonly workers: number;
+  private readonly log: Logger;
+  private readonly metrics: ControllerMetrics;
+  private readonly clock: Clock;
+  /** True from run() until its workers have all returned; run() is allowed once. */
+  private started = false;
+
+  constructor(
+    options: ControllerOptions,
+    private readonly reconciler: Reconciler,
+  ) {
+    this.name = options.name;
+    this.workers = options.workers;
+    this.clock = options.clock ?? realClock;
+    this.log = (options.logger ?? nopLogger).child({ controller: options.name });
+    this.metrics = options.metrics ?? nopControllerMetrics;
+    this.queue = newRateLimitingQueue({
+      name: options.name,
+      clock: this.clock,
+      rateLimiter: options.rateLimiter,
+      metrics: options.queueMetrics,
+    });
+    this.metrics.setMaxConcurrency(this.name, this.workers);
+  }
+
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  /** The primary resource: adds, deletes, and updates that change generation or start deletion. */
+  watchPrimary<T extends KubeObject>(source: EventSource<T>): this {
+    source.addEventHandler({
+      onAdd: (obj) => this.enqueue(objectKey(obj)),
+      onUpdate: (oldObj, newObj) => {
+        if (generationOrDeletionChanged(oldObj, newObj)) this.enqueue(objectKey(newObj));
+      },
+      onDelete: (obj) => this.enqueue(objectKey(obj)),
+    });
+    return this;
+  }
+
+  /** Objects this controller creates: any change enqueues their controller owner. */
+  watchOwned<T extends KubeObject>(source: EventSource<T>, owner: { group: string; kind: string }): this {
+    const enqueueOwner = (obj: T): void => {
+      const key = controllerOwnerKey(obj, owner.group, owner.kind);
+      if (key) this.enqueue(key);
+    };
+    source.addEventHandler({
+      onAdd: enqueueOwner,
+      onUpdate: (oldObj, newObj) => {
+        // A Job moved from one owner to another wakes both.
+        enqueueOwner(oldObj);
+        enqueueOwner(newObj);
+      },
+      onDelete: enqueueOwner,
+    });
+    return this;
+  }
+
+  /**
+   * Runs the workers until `signal` aborts, then drains: no new keys are handed out, in-flight
+   * reconciles finish (or are aborted after drainTimeoutMs), and the queue is shut down.
+   */
+  async run(signal: AbortSignal, options: RunOptions): Promise<void> {
+    if (this.started) throw new Error(`controller ${this.name}: run() may be called only once`);
+    this.started = true;
+    const hardStop = new AbortController();
+    const workers = Array.from({ length: this.workers }, () => this.worker(hardStop.signal));
+    this.log.info('workers started', { workers: this.workers });
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    const immediate = (signal.reason as { immediate?: boolean } | undefined)?.immediate === true;
+    if (immediate) {
+      hardStop.abort(signal.reason);
+      this.queue.shutDown();
+    } else {
+      const drained = await this.queue.shutDownWithDrain(options.drainTimeoutMs);
+      if (!drained) {
+        this.log.warn('in-flight reconciles did not finish in time; aborting them', { drainTimeoutMs: options.drainTimeoutMs });
+        hardStop.abort(new ImmediateStop('shutdown deadline passed'));
+      }
+    }
+    await Promise.allSettled(workers);
+    this.log.info('workers stopped');
+  }
+
+  private async worker(hardStop: AbortSignal): Promise<void> {
+    for (;;) {
+      const item = await this.queue.get();
+      if (!item) return;
+      await this.process(item.key, hardStop);
+    }
+  }
+
+  private async process(key: string, signal: AbortSignal): Promise<void> {
+    const reconcileID = randomUUID();
+    const slash = key.indexOf('/');
+    const log = this.log.child(
+      slash >= 0 ? { namespace: key.slice(0, slash), name: key.slice(slash + 1), reconcileID } : { name: key, reconcileID },
+    );
+    const started = this.clock.now();
+    this.metrics.activeWorkers(this.name, 1);
+    try {
+      const outcome = await this.reconciler.reconcile(key, { log, signal, reconcileID });
+      this.queue.forget(key);
+      if (outcome?.requeueAfterMs !== undefined) {
+        this.queue.addAfter(key, outcome.requeueAfterMs);
+        this.metrics.reconciled(this.name, 'requeue_after', (this.clock.now() - started) / 1000);
+      } else {
+        this.metrics.reconciled(this.name, 'success', (this.clock.now() - started) / 1000);
+      }
+    } catch (err) {
+      this.metrics.reconciled(this.name, 'error', (this.clock.now() - started) / 1000);
+      if (signal.aborted) {
+        log.debug('reconcile aborted', { reason: String(signal.reason) });
+      } else {
+        log.error('reconcile failed; will retry', { error: errorMessage(err), retries: this.queue.numRequeues(key) });
+        this.queue.addRateLimited(key);
+      }
+    } finally {
+      this.metrics.activeWorkers(this.name, -1);
+      this.queue.done(key);
+    }
+  }
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,4 @@
+export * from './controller.js';
+export * from './metrics.js';
+export * from './reconciler.js';
+export * from './sources.js';
