@@ -56,8 +56,8 @@ test('cluster exec tears down the control plane it started, on exit and on SIGTE
   if (!onLocalControlPlane()) return;
   for (const how of ['exit', 'SIGTERM'] as const) {
     // The child prints the PIDs it was given, then either exits or waits to be terminated.
-    const script = `console.log('PIDS=' + process.env.ECHOPERATOR_CONTROL_PLANE_PIDS); ${how === 'exit' ? '' : 'setInterval(() => {}, 1000);'}`;
-    const child = spawn('npx', ['tsx', 'scripts/cluster.ts', 'exec', '--private', '--', process.execPath, '-e', script], {
+    const script = `console.log('PIDS=' + process.env.ECHOPERATOR_CONTROL_PLANE_PIDS); ${how === 'exit' ? 'setTimeout(() => {}, 3000);' : 'setInterval(() => {}, 1000);'}`;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/cluster.ts', 'exec', '--private', '--', process.execPath, '-e', script], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, KUBECONFIG: '' },
     });

@@ -1,7 +1,9 @@
 /**
  * Installing the CRDs and running the operator from source against the test control plane.
  */
-import { kubectlOk } from './kube.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { kubeconfig, kubectlOk } from './kube.js';
 
 let crdsInstalled = false;
 
@@ -11,4 +13,96 @@ export function installCrds(): void {
   kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=echoperator-tests', '-f', 'crds/']);
   kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/echos.mmontes.io', 'crd/scheduledechos.mmontes.io']);
   crdsInstalled = true;
+}
+
+export interface OperatorProcess {
+  proc: ChildProcess;
+  /** Everything it logged so far (stdout and stderr). */
+  output(): string;
+  healthPort: number;
+  metricsPort: number;
+  /** Sends the signal and resolves with the exit code (or 128+n for a signal death). */
+  stop(signal?: NodeJS.Signals): Promise<number>;
+  exited: Promise<number>;
+}
+
+/** A free TCP port on loopback, for the operator's health and metrics servers. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The command that runs the operator: from source by default; ECHOPERATOR_CMD (a JSON array)
+ * swaps in the bundle on Node or Deno, or the single executable, for the same tests.
+ */
+export function operatorCommand(): string[] {
+  const custom = process.env.ECHOPERATOR_CMD;
+  if (custom) return JSON.parse(custom) as string[];
+  return [process.execPath, '--import', 'tsx', 'src/main.ts'];
+}
+
+/** Starts the operator against the test control plane; stopped (SIGKILL) when the test ends. */
+export async function startOperator(
+  t: { after(fn: () => unknown): void },
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Promise<OperatorProcess> {
+  const healthPort = await freePort();
+  const metricsPort = await freePort();
+  const [cmd, ...base] = operatorCommand();
+  const proc = spawn(cmd!, [...base, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      KUBECONFIG: kubeconfig(),
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'debug',
+      HEALTH_PORT: String(healthPort),
+      METRICS_PORT: String(metricsPort),
+      ...env,
+    },
+  });
+  let out = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number>((resolve) =>
+    proc.on('exit', (code, signal) => resolve(code ?? 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : 2))),
+  );
+  t.after(() => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  });
+  return {
+    proc,
+    output: () => out,
+    healthPort,
+    metricsPort,
+    exited,
+    stop: async (signal = 'SIGTERM') => {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Polls /readyz until the operator's caches are synced. */
+export async function waitReady(op: OperatorProcess, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (op.proc.exitCode !== null) throw new Error(`operator exited (${op.proc.exitCode}) before it was ready:\n${op.output()}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${op.healthPort}/readyz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`operator not ready after ${timeoutMs} ms:\n${op.output().slice(-4000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -1,0 +1,119 @@
+/**
+ * The echoperator command: parse settings, wire the parts, run until told to stop.
+ * Nothing else lives here; each part documents its own guarantees.
+ *
+ * Exit codes: 0 after a graceful stop (SIGTERM/SIGINT), 1 when leadership was lost or a part
+ * failed, 2 for invalid settings or configuration.
+ */
+import { hostname } from 'node:os';
+import { parseSettingsOrExit, type Settings } from './config/index.js';
+import { KubeConfigError, loadKubeConfig } from './kube/config.js';
+import { RestClient } from './kube/rest.js';
+import { Manager, type ManagerConfig } from './manager/manager.js';
+import { KubeEventRecorder, restEventSink } from './observability/events.js';
+import { HealthServer } from './observability/health.js';
+import { createLogger } from './observability/logging.js';
+import { createMetrics } from './observability/metrics.js';
+import { MetricsServer } from './observability/metricsserver.js';
+import { LeadershipLostError } from './runtime/leaderelection/index.js';
+import { VERSION } from './version.js';
+
+function managerConfig(s: Settings): ManagerConfig {
+  return {
+    namespace: s.namespace,
+    watchNamespaces: s.watchNamespaces.length ? s.watchNamespaces : undefined,
+    workers: s.numWorkers,
+    jobImage: s.jobImage,
+    resyncPeriodMs: s.resyncPeriodSeconds * 1000,
+    shutdownTimeoutMs: s.shutdownTimeoutSeconds * 1000,
+    leaderElection: s.haEnabled
+      ? {
+          leaseName: s.haLeaseLockName,
+          identity: s.haNodeId,
+          leaseDurationMs: s.haLeaseDurationSeconds * 1000,
+          renewDeadlineMs: s.haRenewDeadlineSeconds * 1000,
+          retryPeriodMs: s.haRetryPeriodSeconds * 1000,
+        }
+      : undefined,
+  };
+}
+
+async function main(): Promise<number> {
+  const settings = parseSettingsOrExit(process.argv.slice(2), process.env);
+  const log = createLogger({ level: settings.logLevel, format: settings.logFormat });
+  let kubeConfig;
+  try {
+    kubeConfig = loadKubeConfig(settings.kubeconfig);
+  } catch (err) {
+    if (!(err instanceof KubeConfigError)) throw err;
+    process.stderr.write(`error: ${err.message}\n`);
+    return 2;
+  }
+  const rest = new RestClient(kubeConfig, { userAgent: `echoperator/${VERSION} (${hostname()})` });
+  log.info('starting echoperator', {
+    version: VERSION,
+    server: rest.server,
+    namespace: settings.namespace,
+    watchNamespaces: settings.watchNamespaces.length ? settings.watchNamespaces.join(',') : '(all)',
+    workers: settings.numWorkers,
+    ha: settings.haEnabled ? settings.haNodeId : false,
+  });
+
+  const metrics = createMetrics();
+  const health = settings.healthPort ? new HealthServer({ port: settings.healthPort, logger: log }) : undefined;
+  const metricsServer = settings.metricsEnabled
+    ? new MetricsServer({ registry: metrics.registry, port: settings.metricsPort, path: settings.metricsPath })
+    : undefined;
+  const events = new KubeEventRecorder({ sink: restEventSink(rest), instance: settings.haNodeId, logger: log });
+  const manager = new Manager(managerConfig(settings), {
+    kubeConfig,
+    rest,
+    logger: log,
+    events,
+    health,
+    controllerMetrics: metrics.controller,
+    queueMetrics: metrics.workqueue,
+    leaderMetrics: metrics.leaderElection(settings.haLeaseLockName),
+  });
+
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stop.signal.aborted) {
+      log.warn('second signal: exiting now', { signal });
+      process.exit(1);
+    }
+    log.info('stopping: finishing in-flight work', { signal });
+    stop.abort(new Error(`received ${signal}`));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  try {
+    await health?.start();
+    await metricsServer?.start();
+    await manager.run(stop.signal);
+    log.info('stopped');
+    return 0;
+  } catch (err) {
+    if (stop.signal.aborted && err === stop.signal.reason) return 0;
+    if (err instanceof LeadershipLostError) {
+      log.error('leadership lost: exiting so that a fresh process can stand for election', { error: err.message });
+    } else {
+      log.error('fatal error', { error: err instanceof Error ? err.message : String(err) });
+    }
+    return 1;
+  } finally {
+    await events.close(2000).catch(() => undefined);
+    await health?.close();
+    await metricsServer?.close();
+    rest.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`error: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

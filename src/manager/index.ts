@@ -1,0 +1,3 @@
+export * from './manager.js';
+export * from './informers.js';
+export * from './preflight.js';

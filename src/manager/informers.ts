@@ -1,0 +1,74 @@
+/**
+ * One logical informer over a set of namespaces: a single cluster-wide informer when all
+ * namespaces are watched, else one per namespace (so RBAC can stay namespaced). Controllers see
+ * it as one event source and one cache.
+ */
+import type { EventHandler, EventSource } from '../runtime/controller/sources.js';
+import type { ObjectCache } from '../controllers/common/ports.js';
+import { CONTROLLER_OWNER_INDEX, type KubeObject } from '../runtime/cache/store.js';
+import { Informer, kubeListerWatcher, type InformerOptions } from '../runtime/informer/index.js';
+import type { RestClient } from '../kube/rest.js';
+import type { ResourceType } from '../kube/resources.js';
+
+export interface InformerSetOptions<T> {
+  rest: RestClient;
+  type: ResourceType;
+  /** undefined = all namespaces. */
+  namespaces: string[] | undefined;
+  labelSelector?: string;
+  fieldSelector?: string;
+  informer: Omit<InformerOptions<T>, 'listerWatcher' | 'name'>;
+}
+
+export class InformerSet<T extends KubeObject> implements EventSource<T>, ObjectCache<T> {
+  readonly name: string;
+  private readonly byNamespace = new Map<string, Informer<T>>();
+  readonly informers: Informer<T>[];
+
+  constructor(options: InformerSetOptions<T>) {
+    this.name = options.type.resource;
+    const make = (namespace: string | undefined): Informer<T> =>
+      new Informer<T>({
+        ...options.informer,
+        name: namespace ? `${options.type.resource}/${namespace}` : options.type.resource,
+        listerWatcher: kubeListerWatcher<T>(options.rest, options.type, {
+          namespace,
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+        }),
+      });
+    if (options.namespaces) {
+      for (const ns of options.namespaces) this.byNamespace.set(ns, make(ns));
+      this.informers = [...this.byNamespace.values()];
+    } else {
+      this.informers = [make(undefined)];
+    }
+  }
+
+  addEventHandler(handler: EventHandler<T>): void {
+    for (const informer of this.informers) informer.addEventHandler(handler);
+  }
+
+  get(key: string): T | undefined {
+    if (this.byNamespace.size === 0) return this.informers[0]!.store.get(key);
+    const slash = key.indexOf('/');
+    return this.byNamespace.get(key.slice(0, slash))?.store.get(key);
+  }
+
+  byIndex(index: typeof CONTROLLER_OWNER_INDEX, value: string): T[] {
+    if (this.informers.length === 1) return this.informers[0]!.store.byIndex(index, value);
+    return this.informers.flatMap((i) => i.store.byIndex(index, value));
+  }
+
+  get size(): number {
+    return this.informers.reduce((n, i) => n + i.store.size, 0);
+  }
+
+  hasSynced(): boolean {
+    return this.informers.every((i) => i.hasSynced());
+  }
+
+  run(signal: AbortSignal): Promise<void>[] {
+    return this.informers.map((i) => i.run(signal));
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The manager wires the parts and owns their lifetimes (controller-runtime's manager):
+ *
+ *   always on, on every replica: informers + caches, probes, metrics, the Lease watch;
+ *   leader only: the controllers' workers (all of them, or none).
+ *
+ * Guarantees: workers start only after every cache has synced; on graceful stop no new work is
+ * taken, in-flight reconciles get a bounded time to finish, and only then is the Lease released
+ * (so the next leader never overlaps with us); when leadership is lost, in-flight reconciles are
+ * aborted at once and run() rejects with LeadershipLostError so the process exits non-zero.
+ */
+import { CoordinationV1Api, type KubeConfig, type V1CronJob, type V1Job } from '@kubernetes/client-node';
+import type { Echo } from '../api/echo.js';
+import type { ScheduledEcho } from '../api/scheduledecho.js';
+import { MANAGED_SELECTOR } from '../controllers/common/labels.js';
+import { nopEventSink, type EventSink } from '../controllers/common/ports.js';
+import { EchoReconciler } from '../controllers/echo/reconciler.js';
+import { ScheduledEchoReconciler } from '../controllers/scheduledecho/reconciler.js';
+import type { RestClient } from '../kube/rest.js';
+import { CRONJOBS, ECHOS, JOBS, LEASES, SCHEDULED_ECHOS } from '../kube/resources.js';
+import { nopLogger, type Logger } from '../observability/logger.js';
+import { realClock, type Clock } from '../runtime/clock.js';
+import { Controller, ImmediateStop, nopControllerMetrics, type ControllerMetrics } from '../runtime/controller/index.js';
+import type { KubeObject } from '../runtime/cache/store.js';
+import { KubeLeaseLock, LeaderElector, type LeaderElectionMetrics } from '../runtime/leaderelection/index.js';
+import { noopWorkQueueMetrics, type WorkQueueMetricsProvider } from '../runtime/workqueue/index.js';
+import { InformerSet } from './informers.js';
+import { waitForApi } from './preflight.js';
+
+export interface LeaderElectionSettings {
+  leaseName: string;
+  identity: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+
+export interface ManagerConfig {
+  /** The operator's own namespace: the Lease lives here. */
+  namespace: string;
+  /** undefined = all namespaces. */
+  watchNamespaces: string[] | undefined;
+  workers: number;
+  jobImage: string;
+  /** 0 = no periodic resync. */
+  resyncPeriodMs: number;
+  /** Bound on finishing in-flight reconciles at shutdown. */
+  shutdownTimeoutMs: number;
+  /** undefined = no leader election (one replica). */
+  leaderElection: LeaderElectionSettings | undefined;
+}
+
+export interface HealthRegistry {
+  addReadinessCheck(name: string, check: () => boolean | string): void;
+  addLivenessCheck(name: string, check: () => boolean | string): void;
+}
+
+export interface ManagerDeps {
+  kubeConfig: KubeConfig;
+  rest: RestClient;
+  logger?: Logger;
+  clock?: Clock;
+  events?: EventSink;
+  health?: HealthRegistry;
+  controllerMetrics?: ControllerMetrics;
+  queueMetrics?: WorkQueueMetricsProvider;
+  leaderMetrics?: LeaderElectionMetrics;
+}
+
+export class Manager {
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  readonly echos: InformerSet<Echo & KubeObject>;
+  readonly scheduledEchos: InformerSet<ScheduledEcho & KubeObject>;
+  readonly jobs: InformerSet<V1Job & KubeObject>;
+  readonly cronJobs: InformerSet<V1CronJob & KubeObject>;
+  readonly controllers: Controller[];
+  private readonly leases: InformerSet<KubeObject> | undefined;
+  private readonly elector: LeaderElector | undefined;
+
+  constructor(
+    private readonly config: ManagerConfig,
+    private readonly deps: ManagerDeps,
+  ) {
+    this.log = deps.logger ?? nopLogger;
+    this.clock = deps.clock ?? realClock;
+    const informer = { logger: this.log, clock: this.clock, resyncPeriodMs: config.resyncPeriodMs || undefined };
+    const namespaces = config.watchNamespaces;
+    this.echos = new InformerSet({ rest: deps.rest, type: ECHOS, namespaces, informer });
+    this.scheduledEchos = new InformerSet({ rest: deps.rest, type: SCHEDULED_ECHOS, namespaces, informer });
+    // Only what we made: a cluster's other Jobs are none of our business and would cost memory.
+    this.jobs = new InformerSet({ rest: deps.rest, type: JOBS, namespaces, labelSelector: MANAGED_SELECTOR, informer: { ...informer, resyncPeriodMs: undefined } });
+    this.cronJobs = new InformerSet({ rest: deps.rest, type: CRONJOBS, namespaces, labelSelector: MANAGED_SELECTOR, informer: { ...informer, resyncPeriodMs: undefined } });
+
+    const common = {
+      workers: config.workers,
+      clock: this.clock,
+      logger: this.log,
+      metrics: deps.controllerMetrics ?? nopControllerMetrics,
+      queueMetrics: deps.queueMetrics ?? noopWorkQueueMetrics,
+    };
+    const events = deps.events ?? nopEventSink;
+    const echo = new Controller(
+      { ...common, name: 'echo' },
+      new EchoReconciler({ echos: this.echos, jobs: this.jobs, api: deps.rest, events, jobImage: config.jobImage }),
+    )
+      .watchPrimary(this.echos)
+      .watchOwned(this.jobs, { group: 'mmontes.io', kind: 'Echo' });
+    const scheduledEcho = new Controller(
+      { ...common, name: 'scheduledecho' },
+      new ScheduledEchoReconciler({ scheduledEchos: this.scheduledEchos, cronJobs: this.cronJobs, api: deps.rest, events, jobImage: config.jobImage }),
+    )
+      .watchPrimary(this.scheduledEchos)
+      .watchOwned(this.cronJobs, { group: 'mmontes.io', kind: 'ScheduledEcho' });
+    this.controllers = [echo, scheduledEcho];
+
+    const le = config.leaderElection;
+    if (le) {
+      const lock = new KubeLeaseLock(deps.kubeConfig.makeApiClient(CoordinationV1Api), config.namespace, le.leaseName);
+      this.elector = new LeaderElector(
+        { leaseName: le.leaseName, namespace: config.namespace, identity: le.identity, leaseDurationMs: le.leaseDurationMs, renewDeadlineMs: le.renewDeadlineMs, retryPeriodMs: le.retryPeriodMs, releaseOnCancel: true },
+        lock,
+        { clock: this.clock, logger: this.log, metrics: deps.leaderMetrics },
+      );
+      // Standbys watch the Lease, so a release is noticed at once rather than at the next poll.
+      this.leases = new InformerSet<KubeObject>({
+        rest: deps.rest,
+        type: LEASES,
+        namespaces: [config.namespace],
+        fieldSelector: `metadata.name=${le.leaseName}`,
+        informer: { logger: this.log, clock: this.clock },
+      });
+      const wake = (): void => this.elector!.wake();
+      this.leases.addEventHandler({ onAdd: wake, onUpdate: wake, onDelete: wake });
+    }
+  }
+
+  private get informerSets(): InformerSet<KubeObject>[] {
+    return [this.echos, this.scheduledEchos, this.jobs, this.cronJobs, ...(this.leases ? [this.leases] : [])] as InformerSet<KubeObject>[];
+  }
+
+  /** Every cache has synced: readiness (also on a standby, so rolling updates proceed). */
+  hasSynced(): boolean {
+    return this.informerSets.every((s) => s.hasSynced());
+  }
+
+  /**
+   * Runs until `signal` aborts (resolves) or leadership is lost (rejects with
+   * LeadershipLostError). Everything it started is stopped when it settles.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    const health = this.deps.health;
+    health?.addReadinessCheck('informers-synced', () => this.hasSynced() || 'caches not synced yet');
+    health?.addLivenessCheck('informers', () => {
+      const dead = this.informerSets.flatMap((s) => s.informers).filter((i) => i.state === 'stopped' || i.state === 'failed');
+      return dead.length === 0 || `informer stopped: ${dead.map((i) => i.name).join(', ')}`;
+    });
+
+    await waitForApi(this.deps.rest, this.log, this.clock, signal);
+    const informersStop = new AbortController();
+    const informerRuns = this.informerSets.flatMap((s) => s.run(informersStop.signal));
+    try {
+      await this.waitForSync(signal);
+      this.log.info('caches synced', { echos: this.echos.size, scheduledEchos: this.scheduledEchos.size, jobs: this.jobs.size, cronJobs: this.cronJobs.size });
+      if (!this.elector) {
+        await this.runControllers(signal, signal, this.config.shutdownTimeoutMs);
+        return;
+      }
+      // The elector gives leading work until the renew deadline to wind down before it releases.
+      const drainMs = Math.min(this.config.shutdownTimeoutMs, Math.max(0, this.config.leaderElection!.renewDeadlineMs - 1000));
+      await this.elector.run(
+        {
+          onStartedLeading: (leading) => {
+            this.log.info('started leading; starting workers');
+            return this.runControllers(leading, signal, drainMs);
+          },
+          onStoppedLeading: () => this.log.info('stopped leading'),
+          onNewLeader: (identity) => this.log.info('leader observed', { leader: identity }),
+        },
+        signal,
+      );
+    } finally {
+      informersStop.abort();
+      await Promise.allSettled(informerRuns);
+    }
+  }
+
+  private async waitForSync(signal: AbortSignal): Promise<void> {
+    while (!this.hasSynced()) {
+      if (signal.aborted) throw signal.reason;
+      await this.clock.sleep(20, signal).catch(() => undefined);
+    }
+  }
+
+  /**
+   * Runs every controller until `leading` aborts. If it aborts while `stop` has not (leadership
+   * lost, not a graceful stop), in-flight reconciles are aborted at once.
+   */
+  private async runControllers(leading: AbortSignal, stop: AbortSignal, drainMs: number): Promise<void> {
+    const workers = new AbortController();
+    const onLeadingEnd = (): void => {
+      workers.abort(stop.aborted ? leading.reason : new ImmediateStop(`leadership ended: ${String((leading.reason as Error)?.message ?? leading.reason)}`));
+    };
+    if (leading.aborted) onLeadingEnd();
+    else leading.addEventListener('abort', onLeadingEnd, { once: true });
+    await Promise.all(this.controllers.map((c) => c.run(workers.signal, { drainTimeoutMs: drainMs })));
+  }
+}

@@ -1,0 +1,450 @@
+/**
+ * Kubernetes Events (core/v1) about the objects the operator manages, so `kubectl describe`
+ * tells users what happened to their Echo.
+ *
+ * Guarantees:
+ * - recordEvent() never blocks and never throws: it updates in-memory state and returns; one
+ *   background writer sends Events in the order they were recorded.
+ * - Repeats are cheap for the API server: an event identical to one written in the last
+ *   10 minutes (same object, type, reason, message) PATCHes that Event's count and
+ *   lastTimestamp instead of creating another; identical events still waiting to be written are
+ *   merged into one write; similar events are folded and every object has a token bucket (see
+ *   eventcorrelation.ts), so a hot loop cannot flood the API server.
+ * - Memory is bounded: at most queueSize distinct events wait (more are dropped and counted);
+ *   correlation state forgets least recently used keys.
+ * - Transient failures (no answer, 429, 5xx) are retried: up to maxAttempts tries, retryIntervalMs
+ *   apart (the first pause randomized so replicas do not retry in step); other failures drop the
+ *   event with a log line, as client-go does. Events are best effort, never worth failing for.
+ * - close() stops accepting, flushes for up to a timeout, then abandons what is left (counted),
+ *   leaving no timer or request behind.
+ */
+import type { Clock } from '../runtime/clock.js';
+import { realClock } from '../runtime/clock.js';
+import { ApiError, describeError, isAlreadyExists, isNotFound, isTransient } from '../kube/errors.js';
+import { EVENTS, resourcePath } from '../kube/resources.js';
+import type { RestClient } from '../kube/rest.js';
+import { COMBINED_PREFIX, LruMap, SimilarEventAggregator, SpamFilter, type AggregatorOptions, type SpamFilterOptions } from './eventcorrelation.js';
+import type { Logger } from './logger.js';
+import { nopLogger } from './logger.js';
+
+export type EventType = 'Normal' | 'Warning';
+
+/** The object an event is about: any Kubernetes object will do. */
+export interface EventSubject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+}
+
+export interface EventRecorder {
+  /** Queues an event about `object`; returns at once. reason is UpperCamelCase, e.g. JobCreated. */
+  recordEvent(object: EventSubject, type: EventType, reason: string, message: string): void;
+  /** Resolves true once everything recorded so far was written (or given up), false on timeout. */
+  flush(timeoutMs?: number): Promise<boolean>;
+  /** Stops accepting events, flushes for up to timeoutMs, then abandons the rest. Idempotent. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+/** A core/v1 Event as this recorder writes it. */
+export interface CoreEvent {
+  apiVersion: 'v1';
+  kind: 'Event';
+  metadata: { name: string; namespace: string };
+  involvedObject: { apiVersion: string; kind: string; name: string; namespace?: string; uid?: string; resourceVersion?: string };
+  type: EventType;
+  reason: string;
+  message: string;
+  source: { component: string };
+  firstTimestamp: string;
+  lastTimestamp: string;
+  count: number;
+  reportingComponent: string;
+  reportingInstance: string;
+}
+
+export interface EventCountPatch {
+  count: number;
+  lastTimestamp: string;
+  message: string;
+}
+
+/** Where Events go: the API server, or a fake in tests. Errors are ApiErrors. */
+export interface EventSink {
+  create(event: CoreEvent, signal: AbortSignal): Promise<void>;
+  patch(namespace: string, name: string, patch: EventCountPatch, signal: AbortSignal): Promise<void>;
+}
+
+/** Writes Events through the operator's RestClient. */
+export function restEventSink(rest: Pick<RestClient, 'request'>): EventSink {
+  return {
+    async create(event, signal) {
+      await rest.request('POST', resourcePath(EVENTS, event.metadata.namespace), { body: event, signal, timeoutMs: 10_000 });
+    },
+    async patch(namespace, name, patch, signal) {
+      await rest.request('PATCH', resourcePath(EVENTS, namespace, name), {
+        body: patch,
+        contentType: 'application/merge-patch+json',
+        signal,
+        timeoutMs: 10_000,
+      });
+    },
+  };
+}
+
+export interface EventRecorderOptions {
+  sink: EventSink;
+  /** source.component and reportingComponent; default "echoperator". */
+  component?: string;
+  /** reportingInstance (at most 128 characters): which replica wrote it, e.g. HA_NODE_ID. */
+  instance?: string;
+  /** Monotonic time for windows, buckets and retry pauses. */
+  clock?: Clock;
+  /** Wall time for timestamps and Event names. */
+  wallClock?: () => Date;
+  logger?: Logger;
+  /** Distinct events waiting to be written at most; default 1000 (client-go's queue length). */
+  queueSize?: number;
+  /** Default 12 (client-go's maxTriesPerEvent). */
+  maxAttempts?: number;
+  /** Default 10000 (client-go's sleepDuration). */
+  retryIntervalMs?: number;
+  /** How long an identical event keeps patching the same Event; default 600000 (10 minutes). */
+  dedupWindowMs?: number;
+  spamFilter?: SpamFilterOptions;
+  aggregator?: AggregatorOptions;
+  /** For the randomized first retry pause; default Math.random. */
+  random?: () => number;
+}
+
+export interface EventRecorderStats {
+  recorded: number;
+  created: number;
+  patched: number;
+  /** Dropped by the per-object token bucket. */
+  droppedSpam: number;
+  /** Dropped because queueSize distinct events were already waiting. */
+  droppedQueueFull: number;
+  /** Given up: a permanent error, retries exhausted, or abandoned at close. */
+  failed: number;
+}
+
+/** Messages longer than this are cut: events.k8s.io's limit, and plenty for a human. */
+const MAX_MESSAGE = 1024;
+
+interface Pending {
+  key: string;
+  namespace: string;
+  involvedObject: CoreEvent['involvedObject'];
+  type: EventType;
+  reason: string;
+  message: string;
+  count: number;
+  firstTimestamp: string;
+  lastTimestamp: string;
+  /** Monotonic time of the first and last occurrence merged into this write. */
+  firstAt: number;
+  lastAt: number;
+}
+
+interface Written {
+  name: string;
+  namespace: string;
+  count: number;
+  lastAt: number;
+}
+
+export class KubeEventRecorder implements EventRecorder {
+  private readonly sink: EventSink;
+  private readonly component: string;
+  private readonly instance: string;
+  private readonly clock: Clock;
+  private readonly wallClock: () => Date;
+  private readonly logger: Logger;
+  private readonly queueSize: number;
+  private readonly maxAttempts: number;
+  private readonly retryIntervalMs: number;
+  private readonly dedupWindowMs: number;
+  private readonly random: () => number;
+  private readonly spam: SpamFilter;
+  private readonly aggregator: SimilarEventAggregator;
+  /** Events already written, by identity: what an identical event patches. */
+  private readonly written = new LruMap<string, Written>(4096);
+  /** Waiting to be written, in recording order; identical events merge into one entry. */
+  private readonly pending = new Map<string, Pending>();
+  private readonly abort = new AbortController();
+  private readonly counters: EventRecorderStats = { recorded: 0, created: 0, patched: 0, droppedSpam: 0, droppedQueueFull: 0, failed: 0 };
+  private draining: Promise<void> | undefined;
+  private closed = false;
+  private nameSeq = 0;
+  private lastQueueFullLogAt = -Infinity;
+
+  constructor(options: EventRecorderOptions) {
+    this.sink = options.sink;
+    this.component = options.component ?? 'echoperator';
+    this.instance = (options.instance ?? this.component).slice(0, 128);
+    this.clock = options.clock ?? realClock;
+    this.wallClock = options.wallClock ?? (() => new Date());
+    this.logger = options.logger ?? nopLogger;
+    this.queueSize = options.queueSize ?? 1000;
+    this.maxAttempts = options.maxAttempts ?? 12;
+    this.retryIntervalMs = options.retryIntervalMs ?? 10_000;
+    this.dedupWindowMs = options.dedupWindowMs ?? 600_000;
+    this.random = options.random ?? Math.random;
+    this.spam = new SpamFilter(options.spamFilter);
+    this.aggregator = new SimilarEventAggregator(options.aggregator);
+  }
+
+  get stats(): Readonly<EventRecorderStats> {
+    return { ...this.counters };
+  }
+
+  recordEvent(object: EventSubject, type: EventType, reason: string, message: string): void {
+    try {
+      this.record(object, type, reason, message);
+    } catch (err) {
+      this.logger.error('recording an event failed', { reason, error: err });
+    }
+  }
+
+  flush(timeoutMs = 5_000): Promise<boolean> {
+    const done = this.idle();
+    return new Promise<boolean>((resolve) => {
+      const timer = this.clock.setTimer(timeoutMs, () => resolve(false));
+      void done.then(() => {
+        timer.cancel();
+        resolve(true);
+      });
+    });
+  }
+
+  async close(timeoutMs = 5_000): Promise<void> {
+    this.closed = true;
+    const flushed = await this.flush(timeoutMs);
+    if (flushed) return;
+    this.abort.abort(new Error('event recorder closed'));
+    const abandoned = this.pending.size;
+    this.counters.failed += abandoned;
+    this.pending.clear();
+    await this.idle();
+    this.logger.warn('event recorder closed before all events were written', { abandoned });
+  }
+
+  private record(object: EventSubject, type: EventType, reason: string, message: string): void {
+    if (this.closed) {
+      this.logger.debug('event dropped: the recorder is closed', { reason });
+      return;
+    }
+    const meta = object.metadata ?? {};
+    if (!meta.name || !object.kind) {
+      this.logger.warn('event dropped: the object has no kind or name', { reason, message });
+      return;
+    }
+    this.counters.recorded++;
+    const now = this.clock.now();
+    const involvedObject: CoreEvent['involvedObject'] = {
+      apiVersion: object.apiVersion ?? '',
+      kind: object.kind,
+      name: meta.name,
+      ...(meta.namespace ? { namespace: meta.namespace } : {}),
+      ...(meta.uid ? { uid: meta.uid } : {}),
+      ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
+    };
+    const objectKey = [involvedObject.apiVersion, involvedObject.kind, meta.namespace ?? '', meta.name, meta.uid ?? ''].join('\u0000');
+    const fields = { kind: object.kind, namespace: meta.namespace, name: meta.name, type, reason };
+    if (!this.spam.allow(objectKey, now)) {
+      this.counters.droppedSpam++;
+      this.logger.debug('event dropped by the per-object rate limit', fields);
+      return;
+    }
+    const groupKey = `${objectKey}\u0000${type}\u0000${reason}`;
+    const folded = this.aggregator.aggregate(groupKey, truncate(message, MAX_MESSAGE - COMBINED_PREFIX.length), now);
+    // A combined event is one Event per group, whatever its latest message says.
+    const key = folded.combined ? groupKey : `${groupKey}\u0000${folded.message}`;
+    const timestamp = toMetaTime(this.wallClock());
+    this.logger.debug('event', { ...fields, message: folded.message });
+
+    const waiting = this.pending.get(key);
+    if (waiting) {
+      waiting.count++;
+      waiting.message = folded.message;
+      waiting.lastTimestamp = timestamp;
+      waiting.lastAt = now;
+      waiting.involvedObject = involvedObject;
+      return;
+    }
+    if (this.pending.size >= this.queueSize) {
+      this.counters.droppedQueueFull++;
+      if (now - this.lastQueueFullLogAt >= 60_000) {
+        this.lastQueueFullLogAt = now;
+        this.logger.warn('event dropped: too many events waiting to be written', { ...fields, queueSize: this.queueSize });
+      }
+      return;
+    }
+    this.pending.set(key, {
+      key,
+      namespace: meta.namespace || 'default',
+      involvedObject,
+      type,
+      reason,
+      message: folded.message,
+      count: 1,
+      firstTimestamp: timestamp,
+      lastTimestamp: timestamp,
+      firstAt: now,
+      lastAt: now,
+    });
+    this.draining ??= this.drain();
+  }
+
+  /** Resolves when nothing is waiting or being written. */
+  private async idle(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    // Start on a later microtask: recordEvent() then never runs sink code, and the events
+    // recorded in the same synchronous stretch are merged before the first write.
+    await undefined;
+    try {
+      for (;;) {
+        const next = this.pending.values().next();
+        if (next.done) return;
+        this.pending.delete(next.value.key);
+        await this.write(next.value);
+      }
+    } catch (err) {
+      this.logger.error('event writer failed', { error: err });
+    } finally {
+      this.draining = undefined;
+    }
+  }
+
+  private async write(item: Pending): Promise<void> {
+    let previous = this.written.get(item.key);
+    if (previous && item.firstAt - previous.lastAt > this.dedupWindowMs) previous = undefined;
+    let name = previous?.name ?? this.eventName(item.involvedObject.name);
+    const signal = this.abort.signal;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (previous) {
+          const count = previous.count + item.count;
+          await this.sink.patch(previous.namespace, previous.name, { count, lastTimestamp: item.lastTimestamp, message: item.message }, signal);
+          this.written.set(item.key, { name: previous.name, namespace: previous.namespace, count, lastAt: item.lastAt });
+          this.counters.patched++;
+        } else {
+          await this.sink.create(this.toEvent(item, name), signal);
+          this.written.set(item.key, { name, namespace: item.namespace, count: item.count, lastAt: item.lastAt });
+          this.counters.created++;
+        }
+        return;
+      } catch (err) {
+        if (signal.aborted) {
+          this.counters.failed++;
+          return;
+        }
+        if (previous && isNotFound(err)) {
+          // The Event expired (the API server keeps them for an hour by default): start a new one.
+          previous = undefined;
+          name = this.eventName(item.involvedObject.name);
+          attempt--;
+          continue;
+        }
+        // A name taken already (two writes in the same nanosecond slot): retry at once, renamed.
+        const nameTaken = !previous && isAlreadyExists(err);
+        if (nameTaken) name = this.eventName(item.involvedObject.name);
+        if (!(nameTaken || isTransient(err)) || attempt >= this.maxAttempts) {
+          this.counters.failed++;
+          this.logger.warn('event not written', {
+            kind: item.involvedObject.kind,
+            namespace: item.involvedObject.namespace,
+            name: item.involvedObject.name,
+            reason: item.reason,
+            attempts: attempt,
+            error: describeError(err),
+            code: err instanceof ApiError ? err.code : undefined,
+          });
+          return;
+        }
+        if (nameTaken) continue;
+        const pause = attempt === 1 ? this.random() * this.retryIntervalMs : this.retryIntervalMs;
+        try {
+          await this.clock.sleep(pause, signal);
+        } catch {
+          this.counters.failed++;
+          return;
+        }
+      }
+    }
+  }
+
+  private toEvent(item: Pending, name: string): CoreEvent {
+    return {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name, namespace: item.namespace },
+      involvedObject: item.involvedObject,
+      type: item.type,
+      reason: item.reason,
+      message: item.message,
+      source: { component: this.component },
+      firstTimestamp: item.firstTimestamp,
+      lastTimestamp: item.lastTimestamp,
+      count: item.count,
+      reportingComponent: this.component,
+      reportingInstance: this.instance,
+    };
+  }
+
+  /**
+   * client-go's naming, <object name>.<hex nanoseconds>, with a sequence number in the low digits
+   * because the wall clock here has millisecond resolution.
+   */
+  private eventName(objectName: string): string {
+    const nanos = BigInt(this.wallClock().getTime()) * 1_000_000n + BigInt(this.nameSeq++ % 1_000_000);
+    const base = objectName.slice(0, 253 - 18).replace(/[^a-z0-9]+$/, '');
+    return `${base || 'object'}.${nanos.toString(16)}`;
+  }
+}
+
+/** Records nothing: for tests and tools that have no API server. */
+export const nopEventRecorder: EventRecorder = {
+  recordEvent() {},
+  flush: async () => true,
+  close: async () => {},
+};
+
+export interface RecordedEvent {
+  object: EventSubject;
+  type: EventType;
+  reason: string;
+  message: string;
+}
+
+/** Keeps every event in memory, unfiltered: lets controller tests assert what they recorded. */
+export class FakeEventRecorder implements EventRecorder {
+  readonly events: RecordedEvent[] = [];
+
+  recordEvent(object: EventSubject, type: EventType, reason: string, message: string): void {
+    this.events.push({ object, type, reason, message });
+  }
+
+  /** "Type Reason message" lines, like client-go's FakeRecorder. */
+  lines(): string[] {
+    return this.events.map((e) => `${e.type} ${e.reason} ${e.message}`);
+  }
+
+  async flush(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {}
+}
+
+function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 3)}...`;
+}
+
+/** metav1.Time's wire format: RFC 3339 in UTC with whole seconds. */
+function toMetaTime(d: Date): string {
+  return d.toISOString().replace(/\.\d+Z$/, 'Z');
+}

@@ -1,0 +1,109 @@
+/**
+ * A small HTTP listener shared by the metrics and probe servers: binds, reports the bound port,
+ * explains a failed bind in terms of the setting to change, and closes completely.
+ *
+ * Guarantees: listen() resolves only once the port is bound (port 0 = a free port, reported by
+ * `port`); a bind failure rejects with a ListenError naming the setting; close() stops accepting,
+ * drops idle keep-alive connections (a scraper's connection would otherwise hold the server open
+ * for up to its keep-alive timeout) and resolves when the server is fully closed. Idempotent.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+export interface ListenOptions {
+  port: number;
+  /** Default 0.0.0.0: probes and scrapes come from the kubelet and Prometheus, not loopback. */
+  host?: string;
+  /** How the user sets this port, for error messages, e.g. "METRICS_PORT (--metrics-port)". */
+  setting: string;
+  /** What listens, for error messages, e.g. "metrics server". */
+  what: string;
+}
+
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+export class HttpListener {
+  private server: Server | undefined;
+  private closing: Promise<void> | undefined;
+  private boundPort = 0;
+
+  constructor(private readonly handler: Handler) {}
+
+  /** The bound port (the real one when 0 was asked); 0 before listen(). */
+  get port(): number {
+    return this.boundPort;
+  }
+
+  async listen(options: ListenOptions): Promise<void> {
+    if (this.server) throw new Error(`${options.what} is already listening`);
+    const host = options.host ?? '0.0.0.0';
+    const server = createServer((req, res) => {
+      Promise.resolve()
+        .then(() => this.handler(req, res))
+        .catch((err: unknown) => {
+          if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end(`internal error: ${(err as Error)?.message ?? String(err)}\n`);
+        });
+    });
+    // Probes and scrapes are tiny; a slow client must not hold a socket for Node's 5 min default.
+    server.requestTimeout = 30_000;
+    server.headersTimeout = 10_000;
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => reject(listenError(err, options, host));
+      server.once('error', onError);
+      server.listen(options.port, host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    this.server = server;
+    this.boundPort = (server.address() as AddressInfo).port;
+  }
+
+  close(): Promise<void> {
+    const server = this.server;
+    if (!server) return Promise.resolve();
+    this.closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+      // A request in flight gets a moment to finish; after that nothing may keep the process up.
+      const force = setTimeout(() => server.closeAllConnections(), 1_000);
+      force.unref();
+      server.once('close', () => clearTimeout(force));
+    });
+    return this.closing;
+  }
+}
+
+function listenError(err: NodeJS.ErrnoException, options: ListenOptions, host: string): ListenError {
+  const where = `${host}:${options.port}`;
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return new ListenError(
+        `${options.what}: port ${options.port} is already in use on ${host}; set ${options.setting} to a free port`,
+        err.code,
+        { cause: err },
+      );
+    case 'EACCES':
+      return new ListenError(
+        `${options.what}: not allowed to listen on ${where} (ports below 1024 need privileges); set ${options.setting} to 1024 or above`,
+        err.code,
+        { cause: err },
+      );
+    case 'EADDRNOTAVAIL':
+      return new ListenError(`${options.what}: address ${host} is not available on this machine`, err.code, { cause: err });
+    default:
+      return new ListenError(`${options.what}: cannot listen on ${where} (${options.setting}): ${err.message}`, err.code, { cause: err });
+  }
+}

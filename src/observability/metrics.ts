@@ -1,0 +1,193 @@
+/**
+ * The Prometheus side of the runtime's metric interfaces, with prom-client.
+ *
+ * Names, labels, help texts and histogram buckets follow client-go's workqueue metrics as
+ * controller-runtime registers them, controller-runtime's controller metrics and client-go's
+ * leader election gauge, so dashboards and alerts written for Go operators work unchanged.
+ *
+ * Guarantees: every series a controller can produce exists from its start (reconcile_total for
+ * each result and reconcile_errors_total are created at 0 when the controller reports its
+ * concurrency), so rate() and absent() behave from the first scrape; in-flight gauges are
+ * computed at scrape time from the queues' probes, never stale.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ControllerMetrics, ReconcileResult } from '../runtime/controller/metrics.js';
+import type { LeaderElectionMetrics } from '../runtime/leaderelection/elector.js';
+import type { InFlightWork, WorkQueueMetrics, WorkQueueMetricsProvider } from '../runtime/workqueue/metrics.js';
+import { VERSION } from '../version.js';
+
+/** controller-runtime's reconcile_time_seconds buckets: fine below 1 s, up to a minute. */
+export const RECONCILE_TIME_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0,
+  2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+] as const;
+
+/** controller-runtime's workqueue duration buckets: prometheus.ExponentialBuckets(10e-9, 10, 12). */
+export const WORKQUEUE_DURATION_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.01, 0.1, 1, 10, 100, 1000] as const;
+
+const RESULTS: readonly ReconcileResult[] = ['success', 'error', 'requeue', 'requeue_after'];
+
+export interface MetricsOptions {
+  /** Default: a new Registry (not prom-client's global one, so tests and tools stay isolated). */
+  registry?: Registry;
+  /**
+   * Register prom-client's process_* and nodejs_* metrics (default true). Note that prom-client
+   * starts an event-loop delay monitor and a GC observer for them that cannot be stopped; both
+   * are unref'd, so they never keep the process alive.
+   */
+  defaultMetrics?: boolean;
+}
+
+/** Every metric the operator exports, registered on one Registry. */
+export interface OperatorMetrics {
+  readonly registry: Registry;
+  readonly workqueue: WorkQueueMetricsProvider;
+  readonly controller: ControllerMetrics;
+  /** leader_election_master_status{name}: the hook for the elector contending for lease `name`. */
+  leaderElection(name: string): LeaderElectionMetrics;
+}
+
+export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
+  const registry = options.registry ?? new Registry();
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  new Gauge({
+    name: 'echoperator_build_info',
+    help: 'Always 1; the version label tells which build is running.',
+    labelNames: ['version'],
+    registers: [registry],
+  }).set({ version: VERSION }, 1);
+  return {
+    registry,
+    workqueue: workQueueMetrics(registry),
+    controller: controllerMetrics(registry),
+    leaderElection: leaderElectionMetrics(registry),
+  };
+}
+
+function workQueueMetrics(registry: Registry): WorkQueueMetricsProvider {
+  const registers = [registry];
+  const labelNames = ['name'] as const;
+  const probes = new Map<string, () => InFlightWork>();
+  const depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames, registers });
+  const adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames, registers });
+  const queueDuration = new Histogram({
+    name: 'workqueue_queue_duration_seconds',
+    help: 'How long in seconds an item stays in workqueue before being requested',
+    labelNames,
+    buckets: [...WORKQUEUE_DURATION_BUCKETS],
+    registers,
+  });
+  const workDuration = new Histogram({
+    name: 'workqueue_work_duration_seconds',
+    help: 'How long in seconds processing an item from workqueue takes.',
+    labelNames,
+    buckets: [...WORKQUEUE_DURATION_BUCKETS],
+    registers,
+  });
+  const retries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames, registers });
+  // The two in-flight gauges read the queues' probes when scraped (see workqueue/metrics.ts).
+  new Gauge({
+    name: 'workqueue_unfinished_work_seconds',
+    help:
+      "How many seconds of work has been done that is in progress and hasn't been observed by work_duration. " +
+      'Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',
+    labelNames,
+    registers,
+    collect() {
+      for (const [name, probe] of probes) this.set({ name }, probe().unfinishedWorkSeconds);
+    },
+  });
+  new Gauge({
+    name: 'workqueue_longest_running_processor_seconds',
+    help: 'How many seconds has the longest running processor for workqueue been running.',
+    labelNames,
+    registers,
+    collect() {
+      for (const [name, probe] of probes) this.set({ name }, probe().longestRunningProcessorSeconds);
+    },
+  });
+
+  return {
+    forQueue(name, inFlight): WorkQueueMetrics {
+      probes.set(name, inFlight);
+      const labels = { name };
+      // Created at zero so a queue that never retried still has a series.
+      depth.set(labels, 0);
+      adds.inc(labels, 0);
+      retries.inc(labels, 0);
+      return {
+        setDepth: (keys) => depth.set(labels, keys),
+        incAdds: () => adds.inc(labels),
+        observeQueueDuration: (s) => queueDuration.observe(labels, s),
+        observeWorkDuration: (s) => workDuration.observe(labels, s),
+        incRetries: () => retries.inc(labels),
+      };
+    },
+  };
+}
+
+function controllerMetrics(registry: Registry): ControllerMetrics {
+  const registers = [registry];
+  const total = new Counter({
+    name: 'controller_runtime_reconcile_total',
+    help: 'Total number of reconciliations per controller',
+    labelNames: ['controller', 'result'] as const,
+    registers,
+  });
+  const errors = new Counter({
+    name: 'controller_runtime_reconcile_errors_total',
+    help: 'Total number of reconciliation errors per controller',
+    labelNames: ['controller'] as const,
+    registers,
+  });
+  const time = new Histogram({
+    name: 'controller_runtime_reconcile_time_seconds',
+    help: 'Length of time per reconciliation per controller',
+    labelNames: ['controller'] as const,
+    buckets: [...RECONCILE_TIME_BUCKETS],
+    registers,
+  });
+  const maxConcurrent = new Gauge({
+    name: 'controller_runtime_max_concurrent_reconciles',
+    help: 'Maximum number of concurrent reconciles per controller',
+    labelNames: ['controller'] as const,
+    registers,
+  });
+  const active = new Gauge({
+    name: 'controller_runtime_active_workers',
+    help: 'Number of currently used workers per controller',
+    labelNames: ['controller'] as const,
+    registers,
+  });
+  return {
+    setMaxConcurrency(controller, workers) {
+      maxConcurrent.set({ controller }, workers);
+      active.inc({ controller }, 0);
+      errors.inc({ controller }, 0);
+      for (const result of RESULTS) total.inc({ controller, result }, 0);
+    },
+    activeWorkers(controller, delta) {
+      active.inc({ controller }, delta);
+    },
+    reconciled(controller, result, seconds) {
+      total.inc({ controller, result });
+      if (result === 'error') errors.inc({ controller });
+      time.observe({ controller }, seconds);
+    },
+  };
+}
+
+function leaderElectionMetrics(registry: Registry): (name: string) => LeaderElectionMetrics {
+  const status = new Gauge({
+    name: 'leader_election_master_status',
+    help:
+      'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. ' +
+      "'name' is the string used to identify the lease. Please make sure to group by name.",
+    labelNames: ['name'] as const,
+    registers: [registry],
+  });
+  return (name) => {
+    status.set({ name }, 0);
+    return { setLeader: (isLeader) => status.set({ name }, isLeader ? 1 : 0) };
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * The indexed object cache informers fill and controllers read: see store.ts for its guarantees.
+ */
+export {
+  CONTROLLER_OWNER_INDEX,
+  NAMESPACE_INDEX,
+  Store,
+  controllerOf,
+  controllerOwnerIndexFunc,
+  namespaceIndexFunc,
+  objectKey,
+  resourceVersionOf,
+  splitKey,
+  type CachedObjectMeta,
+  type IndexFunc,
+  type KubeObject,
+  type OwnerReference,
+  type ReadonlyStore,
+  type ReplaceResult,
+  type StoreOptions,
+} from './store.js';

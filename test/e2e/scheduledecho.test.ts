@@ -1,0 +1,68 @@
+/**
+ * ScheduledEcho -> CronJob on the real control plane.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { installCrds, startOperator, waitReady } from '../support/operator.js';
+
+function applySE(ns: string, name: string, spec: Record<string, unknown>) {
+  return kubectl(['apply', '-f', '-'], {
+    namespace: ns,
+    input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho', metadata: { name }, spec }),
+  });
+}
+
+function cronJob(ns: string, name: string): any {
+  const r = kubectl(['get', 'cronjob', name, '-o', 'json'], { namespace: ns });
+  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+}
+
+test('a ScheduledEcho gets a CronJob that follows edits and comes back when deleted or changed', async (t) => {
+  installCrds();
+  const ns = testNamespace(t, 'sched');
+  const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns });
+  await waitReady(op);
+  assert.equal(applySE(ns, 'tick', { message: 'Hola, 世界!', schedule: '*/1 * * * *' }).code, 0);
+  const cj = await eventually('the CronJob', () => cronJob(ns, 'tick'));
+  const se = kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns });
+  assert.equal(cj.spec.schedule, '*/1 * * * *');
+  assert.equal(cj.spec.concurrencyPolicy, 'Forbid');
+  assert.deepEqual(cj.spec.jobTemplate.spec.template.spec.containers[0].command, ['printf', '%s\\n', 'Hola, 世界!']);
+  assert.equal(cj.metadata.ownerReferences[0].uid, se.metadata.uid);
+  assert.equal(cj.metadata.ownerReferences[0].controller, true);
+  await eventually('status', () => kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status?.cronJobName === 'tick');
+
+  // Edits of the ScheduledEcho propagate.
+  applySE(ns, 'tick', { message: 'changed', schedule: '0 * * * *' });
+  await eventually('the new schedule and message', () => {
+    const c = cronJob(ns, 'tick');
+    return c?.spec.schedule === '0 * * * *' && c.spec.jobTemplate.spec.template.spec.containers[0].command[2] === 'changed';
+  });
+
+  // A hand edit is reverted.
+  kubectlOk(['patch', 'cronjob', 'tick', '--type=merge', '-p', '{"spec":{"schedule":"5 5 * * *"}}'], { namespace: ns });
+  await eventually('the hand edit reverted', () => cronJob(ns, 'tick')?.spec.schedule === '0 * * * *');
+
+  // A deleted CronJob comes back.
+  const oldUid = cronJob(ns, 'tick').metadata.uid;
+  kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: ns });
+  const back = await eventually('the CronJob restored', () => {
+    const c = cronJob(ns, 'tick');
+    return c && c.metadata.uid !== oldUid && c;
+  });
+  assert.equal(back.spec.schedule, '0 * * * *');
+  const printed = kubectlOk(['get', 'scheduledechos'], { namespace: ns });
+  assert.match(printed, /SCHEDULE/);
+});
+
+test('the server refuses an invalid schedule and names the field', (t) => {
+  installCrds();
+  const ns = testNamespace(t, 'sched-bad');
+  const r = applySE(ns, 'bad', { message: 'x', schedule: 'every minute' });
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /spec\.schedule/);
+  const missing = applySE(ns, 'nomsg', { schedule: '* * * * *' });
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.stderr, /spec\.message/);
+});

@@ -1,0 +1,433 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ApiError } from '../../src/kube/errors.js';
+import { FakeClock, flushMicrotasks } from '../../src/runtime/clock.js';
+import type { LogFields, Logger } from '../../src/observability/logger.js';
+import { LruMap, SimilarEventAggregator, SpamFilter } from '../../src/observability/eventcorrelation.js';
+import {
+  FakeEventRecorder,
+  KubeEventRecorder,
+  nopEventRecorder,
+  restEventSink,
+  type CoreEvent,
+  type EventCountPatch,
+  type EventRecorderOptions,
+  type EventSink,
+  type EventSubject,
+} from '../../src/observability/events.js';
+
+type Call = { op: 'create'; event: CoreEvent } | { op: 'patch'; namespace: string; name: string; patch: EventCountPatch };
+
+/** An API server stand-in: records calls, fails the next calls as told, or holds them until released. */
+class FakeSink implements EventSink {
+  readonly calls: Call[] = [];
+  readonly failures: unknown[] = [];
+  hold = false;
+  private held: (() => void)[] = [];
+
+  async create(event: CoreEvent, signal: AbortSignal): Promise<void> {
+    await this.answer(signal);
+    this.calls.push({ op: 'create', event: structuredClone(event) });
+  }
+
+  async patch(namespace: string, name: string, patch: EventCountPatch, signal: AbortSignal): Promise<void> {
+    await this.answer(signal);
+    this.calls.push({ op: 'patch', namespace, name, patch: { ...patch } });
+  }
+
+  release(): void {
+    this.hold = false;
+    for (const r of this.held.splice(0)) r();
+  }
+
+  get creates(): CoreEvent[] {
+    return this.calls.flatMap((c) => (c.op === 'create' ? [c.event] : []));
+  }
+
+  get patches(): EventCountPatch[] {
+    return this.calls.flatMap((c) => (c.op === 'patch' ? [c.patch] : []));
+  }
+
+  private async answer(signal: AbortSignal): Promise<void> {
+    if (this.hold) {
+      await new Promise<void>((resolve, reject) => {
+        this.held.push(resolve);
+        signal.addEventListener('abort', () => reject(new ApiError(0, 'TransportError', 'aborted')), { once: true });
+      });
+    }
+    if (this.failures.length > 0) throw this.failures.shift();
+  }
+}
+
+class CapturingLogger implements Logger {
+  readonly lines: { level: string; msg: string; fields: LogFields }[] = [];
+  debug = (msg: string, fields: LogFields = {}) => this.lines.push({ level: 'debug', msg, fields });
+  info = (msg: string, fields: LogFields = {}) => this.lines.push({ level: 'info', msg, fields });
+  warn = (msg: string, fields: LogFields = {}) => this.lines.push({ level: 'warn', msg, fields });
+  error = (msg: string, fields: LogFields = {}) => this.lines.push({ level: 'error', msg, fields });
+  child = () => this;
+}
+
+const START = Date.parse('2025-06-01T12:00:00Z');
+
+function setup(options: Partial<EventRecorderOptions> = {}) {
+  const clock = new FakeClock();
+  const sink = new FakeSink();
+  const logger = new CapturingLogger();
+  const recorder = new KubeEventRecorder({
+    sink,
+    clock,
+    wallClock: () => new Date(START + clock.now()),
+    logger,
+    instance: 'pod-1_abcd',
+    random: () => 0.5,
+    ...options,
+  });
+  return { clock, sink, logger, recorder };
+}
+
+function echo(name = 'hello', namespace = 'ns1', uid = `uid-${name}`): EventSubject {
+  return { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, namespace, uid, resourceVersion: '42' } };
+}
+
+describe('event recorder: writing', () => {
+  it('creates a core/v1 Event on the object, in its namespace, from echoperator', async () => {
+    const { sink, recorder } = setup();
+    recorder.recordEvent(echo(), 'Normal', 'JobCreated', 'created Job hello');
+    assert.equal(await recorder.flush(), true);
+    assert.equal(sink.creates.length, 1);
+    const event = sink.creates[0]!;
+    assert.match(event.metadata.name, /^hello\.[0-9a-f]+$/);
+    assert.deepEqual({ ...event, metadata: { ...event.metadata, name: 'x' } }, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'x', namespace: 'ns1' },
+      involvedObject: { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: 'hello', namespace: 'ns1', uid: 'uid-hello', resourceVersion: '42' },
+      type: 'Normal',
+      reason: 'JobCreated',
+      message: 'created Job hello',
+      source: { component: 'echoperator' },
+      firstTimestamp: '2025-06-01T12:00:00Z',
+      lastTimestamp: '2025-06-01T12:00:00Z',
+      count: 1,
+      reportingComponent: 'echoperator',
+      reportingInstance: 'pod-1_abcd',
+    } satisfies CoreEvent);
+  });
+
+  it('returns before anything is sent: recordEvent never waits on the API server', async () => {
+    const { sink, recorder } = setup();
+    sink.hold = true;
+    recorder.recordEvent(echo(), 'Normal', 'JobCreated', 'm');
+    assert.equal(sink.calls.length, 0, 'nothing sent synchronously');
+    await flushMicrotasks();
+    sink.release();
+    await recorder.flush();
+    assert.equal(sink.creates.length, 1);
+  });
+
+  it('writes cluster-scoped objects to the default namespace and drops objects without a name', async () => {
+    const { sink, recorder, logger } = setup();
+    recorder.recordEvent({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-1', uid: 'n1' } }, 'Warning', 'Pressure', 'disk');
+    recorder.recordEvent({ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }, 'Normal', 'X', 'y');
+    await recorder.flush();
+    assert.equal(sink.creates.length, 1);
+    assert.equal(sink.creates[0]!.metadata.namespace, 'default');
+    assert.equal(sink.creates[0]!.involvedObject.namespace, undefined);
+    assert.ok(logger.lines.some((l) => l.level === 'warn' && /no kind or name/.test(l.msg)));
+  });
+
+  it('cuts long messages to 1024 characters', async () => {
+    const { sink, recorder } = setup();
+    recorder.recordEvent(echo(), 'Warning', 'Failed', 'x'.repeat(5000));
+    await recorder.flush();
+    assert.ok(sink.creates[0]!.message.length <= 1024);
+    assert.ok(sink.creates[0]!.message.endsWith('...'));
+  });
+});
+
+describe('event recorder: aggregation of identical events', () => {
+  it('patches count and lastTimestamp of the Event it created for an identical event', async () => {
+    const { clock, sink, recorder } = setup();
+    for (let i = 0; i < 3; i++) {
+      recorder.recordEvent(echo(), 'Warning', 'ReconcileError', 'quota exceeded');
+      await recorder.flush();
+      await clock.step(30_000);
+    }
+    assert.equal(sink.creates.length, 1);
+    const name = sink.creates[0]!.metadata.name;
+    assert.deepEqual(
+      sink.calls.slice(1).map((c) => (c.op === 'patch' ? [c.namespace, c.name, c.patch.count, c.patch.lastTimestamp] : c.op)),
+      [
+        ['ns1', name, 2, '2025-06-01T12:00:30Z'],
+        ['ns1', name, 3, '2025-06-01T12:01:00Z'],
+      ],
+    );
+    assert.deepEqual(recorder.stats, { recorded: 3, created: 1, patched: 2, droppedSpam: 0, droppedQueueFull: 0, failed: 0 });
+  });
+
+  it('merges identical events still waiting into one write carrying their count', async () => {
+    const { sink, recorder } = setup();
+    for (let i = 0; i < 3; i++) recorder.recordEvent(echo(), 'Normal', 'JobCreated', 'created Job hello');
+    await recorder.flush();
+    assert.equal(sink.calls.length, 1);
+    assert.equal(sink.creates[0]!.count, 3);
+  });
+
+  it('keeps events apart that differ in object, type, reason or message', async () => {
+    const { sink, recorder } = setup();
+    recorder.recordEvent(echo('a'), 'Normal', 'R', 'm');
+    recorder.recordEvent(echo('b'), 'Normal', 'R', 'm');
+    recorder.recordEvent(echo('a', 'ns2'), 'Normal', 'R', 'm');
+    recorder.recordEvent(echo('a'), 'Warning', 'R', 'm');
+    recorder.recordEvent(echo('a'), 'Normal', 'R2', 'm');
+    recorder.recordEvent(echo('a'), 'Normal', 'R', 'm2');
+    recorder.recordEvent(echo('a', 'ns1', 'other-uid'), 'Normal', 'R', 'm');
+    await recorder.flush();
+    assert.equal(sink.creates.length, 7);
+    assert.equal(sink.patches.length, 0);
+    assert.equal(new Set(sink.creates.map((e) => e.metadata.name)).size, 7, 'unique names');
+  });
+
+  it('creates a new Event when the identical one is older than 10 minutes', async () => {
+    const { clock, sink, recorder } = setup();
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await recorder.flush();
+    await clock.step(9 * 60_000);
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await recorder.flush();
+    await clock.step(10 * 60_000 + 1);
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await recorder.flush();
+    assert.deepEqual(
+      sink.calls.map((c) => c.op),
+      ['create', 'patch', 'create'],
+    );
+    assert.equal(sink.creates[1]!.count, 1);
+  });
+
+  it('creates the Event again when the one to patch is gone', async () => {
+    const { sink, recorder } = setup();
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await recorder.flush();
+    sink.failures.push(new ApiError(404, 'NotFound', 'events "hello.1" not found'));
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await recorder.flush();
+    assert.deepEqual(
+      sink.calls.map((c) => c.op),
+      ['create', 'create'],
+    );
+    assert.notEqual(sink.creates[0]!.metadata.name, sink.creates[1]!.metadata.name);
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await recorder.flush();
+    assert.equal(sink.calls.at(-1)?.op === 'patch' && sink.calls.at(-1)?.op, 'patch', 'patches the new one afterwards');
+  });
+
+  it('folds similar events (same reason, changing message) after 10 distinct messages', async () => {
+    const { sink, recorder } = setup();
+    for (let i = 1; i <= 12; i++) {
+      recorder.recordEvent(echo(), 'Warning', 'BackOff', `attempt ${i} failed`);
+      await recorder.flush();
+    }
+    const messages = sink.creates.map((e) => e.message);
+    assert.equal(messages.length, 10);
+    assert.deepEqual(messages.slice(0, 9), Array.from({ length: 9 }, (_, i) => `attempt ${i + 1} failed`));
+    assert.equal(messages[9], '(combined from similar events): attempt 10 failed');
+    assert.deepEqual(
+      sink.patches.map((p) => [p.count, p.message]),
+      [
+        [2, '(combined from similar events): attempt 11 failed'],
+        [3, '(combined from similar events): attempt 12 failed'],
+      ],
+    );
+  });
+});
+
+describe('event recorder: spam filter', () => {
+  it('lets an object burst 25 events, then one per 5 minutes, other objects unaffected', async () => {
+    const { clock, sink, recorder } = setup();
+    for (let i = 0; i < 200; i++) recorder.recordEvent(echo(), 'Normal', `Reason${i}`, 'm');
+    recorder.recordEvent(echo('other'), 'Normal', 'Reason', 'm');
+    await recorder.flush();
+    assert.equal(sink.creates.filter((e) => e.involvedObject.name === 'hello').length, 25);
+    assert.equal(sink.creates.filter((e) => e.involvedObject.name === 'other').length, 1);
+    assert.equal(recorder.stats.droppedSpam, 175);
+
+    await clock.step(4 * 60_000);
+    recorder.recordEvent(echo(), 'Normal', 'Later', 'm');
+    await clock.step(60_000);
+    recorder.recordEvent(echo(), 'Normal', 'Later', 'm');
+    recorder.recordEvent(echo(), 'Normal', 'Later', 'm');
+    await recorder.flush();
+    assert.equal(sink.calls.length, 27, 'one token back after 5 minutes');
+    assert.equal(recorder.stats.droppedSpam, 177);
+  });
+
+  it('counts identical events against the bucket too, so a hot loop is bounded', async () => {
+    const { sink, recorder } = setup();
+    for (let i = 0; i < 1000; i++) {
+      recorder.recordEvent(echo(), 'Warning', 'ReconcileError', 'boom');
+      if (i % 10 === 0) await recorder.flush();
+    }
+    await recorder.flush();
+    assert.ok(sink.calls.length <= 25, `${sink.calls.length} writes`);
+    const last = sink.patches.at(-1);
+    assert.equal(last?.count, 25);
+  });
+});
+
+describe('event recorder: failures and shutdown', () => {
+  it('retries transient failures, pausing between tries, the first pause randomized', async () => {
+    const { clock, sink, recorder } = setup({ retryIntervalMs: 10_000 });
+    sink.failures.push(new ApiError(0, 'TransportError', 'ECONNREFUSED'), new ApiError(503, 'ServiceUnavailable', 'etcd'));
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await flushMicrotasks();
+    assert.equal(sink.calls.length, 0);
+    await clock.step(4_999);
+    assert.equal(sink.calls.length, 0, 'first pause: random (0.5) x 10 s');
+    await clock.step(1);
+    assert.equal(sink.calls.length, 0, 'second try failed with 503');
+    await clock.step(10_000);
+    assert.equal(sink.creates.length, 1);
+    assert.equal(recorder.stats.failed, 0);
+    assert.equal(clock.timerCount, 0);
+  });
+
+  it('gives up after maxAttempts, and at once on a permanent error, logging why', async () => {
+    const { clock, sink, recorder, logger } = setup({ maxAttempts: 3, retryIntervalMs: 1_000 });
+    for (let i = 0; i < 5; i++) sink.failures.push(new ApiError(500, 'InternalError', 'boom'));
+    recorder.recordEvent(echo('a'), 'Normal', 'R', 'm');
+    await flushMicrotasks();
+    await clock.step(5_000);
+    assert.equal(recorder.stats.failed, 1);
+    sink.failures.length = 0;
+    sink.failures.push(new ApiError(403, 'Forbidden', 'events is forbidden'));
+    recorder.recordEvent(echo('b'), 'Normal', 'R', 'm');
+    await recorder.flush();
+    assert.equal(recorder.stats.failed, 2);
+    assert.equal(sink.calls.length, 0);
+    const warns = logger.lines.filter((l) => l.msg === 'event not written');
+    assert.deepEqual(
+      warns.map((w) => [w.fields.name, w.fields.attempts, w.fields.code]),
+      [
+        ['a', 3, 500],
+        ['b', 1, 403],
+      ],
+    );
+  });
+
+  it('renames and retries at once when the Event name is taken', async () => {
+    const { sink, recorder } = setup();
+    sink.failures.push(new ApiError(409, 'AlreadyExists', 'events "hello.x" already exists'));
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await recorder.flush();
+    assert.equal(sink.creates.length, 1);
+    assert.equal(recorder.stats.created, 1);
+  });
+
+  it('bounds the waiting events and drops the excess, with one log line', async () => {
+    const { sink, recorder, logger } = setup({ queueSize: 5 });
+    sink.hold = true;
+    for (let i = 0; i < 10; i++) recorder.recordEvent(echo(`o${i}`), 'Normal', 'R', 'm');
+    assert.equal(recorder.stats.droppedQueueFull, 5);
+    assert.equal(logger.lines.filter((l) => /too many events waiting/.test(l.msg)).length, 1);
+    await flushMicrotasks();
+    sink.release();
+    await recorder.flush();
+    assert.equal(sink.creates.length, 5);
+  });
+
+  it('flush() reports a timeout; close() abandons what is left and leaves no timer behind', async () => {
+    const { clock, sink, recorder } = setup();
+    sink.hold = true;
+    recorder.recordEvent(echo('a'), 'Normal', 'R', 'm');
+    recorder.recordEvent(echo('b'), 'Normal', 'R', 'm');
+    const flushed = recorder.flush(1_000);
+    await clock.step(1_000);
+    assert.equal(await flushed, false);
+
+    const closed = recorder.close(2_000);
+    recorder.recordEvent(echo('c'), 'Normal', 'R', 'm');
+    await clock.step(2_000);
+    await closed;
+    assert.equal(sink.calls.length, 0);
+    assert.equal(recorder.stats.failed, 2, 'the one in flight and the one waiting');
+    assert.equal(recorder.stats.recorded, 2, 'nothing accepted after close');
+    assert.equal(clock.timerCount, 0);
+    await recorder.close(); // idempotent
+  });
+
+  it('close() waits for the writes in flight when they finish in time', async () => {
+    const { sink, recorder } = setup();
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await recorder.close();
+    assert.equal(sink.creates.length, 1);
+  });
+
+  it('never throws from recordEvent', () => {
+    const { recorder } = setup();
+    const hostile = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      get metadata(): never {
+        throw new Error('boom');
+      },
+    };
+    assert.doesNotThrow(() => recorder.recordEvent(hostile, 'Normal', 'R', 'm'));
+  });
+});
+
+describe('event recorder: REST sink and test doubles', () => {
+  it('POSTs to the namespace events collection and merge-PATCHes by name', async () => {
+    const requests: unknown[][] = [];
+    const sink = restEventSink({
+      request: async (method: string, path: string, opts?: { contentType?: string; body?: unknown }) => {
+        requests.push([method, path, opts?.contentType, opts?.body]);
+        return undefined as never;
+      },
+    });
+    const signal = new AbortController().signal;
+    const event = { metadata: { name: 'hello.1', namespace: 'ns1' } } as CoreEvent;
+    await sink.create(event, signal);
+    await sink.patch('ns1', 'hello.1', { count: 2, lastTimestamp: 't', message: 'm' }, signal);
+    assert.deepEqual(requests, [
+      ['POST', '/api/v1/namespaces/ns1/events', undefined, event],
+      ['PATCH', '/api/v1/namespaces/ns1/events/hello.1', 'application/merge-patch+json', { count: 2, lastTimestamp: 't', message: 'm' }],
+    ]);
+  });
+
+  it('offers a no-op recorder and a fake that keeps events for assertions', async () => {
+    nopEventRecorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    assert.equal(await nopEventRecorder.flush(), true);
+    const fake = new FakeEventRecorder();
+    fake.recordEvent(echo(), 'Warning', 'Failed', 'no quota');
+    assert.deepEqual(fake.lines(), ['Warning Failed no quota']);
+  });
+});
+
+describe('event correlation parts', () => {
+  it('SpamFilter refills fractionally and caps at the burst', () => {
+    const f = new SpamFilter({ burst: 2, refillIntervalMs: 100 });
+    assert.deepEqual([f.allow('k', 0), f.allow('k', 0), f.allow('k', 0)], [true, true, false]);
+    assert.equal(f.allow('k', 50), false);
+    assert.equal(f.allow('k', 100), true);
+    assert.deepEqual([f.allow('k', 10_000), f.allow('k', 10_000), f.allow('k', 10_000)], [true, true, false]);
+  });
+
+  it('SimilarEventAggregator forgets a group after its window', () => {
+    const a = new SimilarEventAggregator({ maxEvents: 2, windowMs: 100 });
+    assert.equal(a.aggregate('g', 'm1', 0).combined, false);
+    assert.equal(a.aggregate('g', 'm2', 10).combined, true);
+    assert.equal(a.aggregate('g', 'm1', 20).combined, true);
+    assert.equal(a.aggregate('g', 'm3', 200).combined, false);
+  });
+
+  it('LruMap forgets the least recently used key', () => {
+    const m = new LruMap<string, number>(2);
+    m.set('a', 1);
+    m.set('b', 2);
+    m.get('a');
+    m.set('c', 3);
+    assert.deepEqual([m.get('a'), m.get('b'), m.get('c'), m.size], [1, undefined, 3, 2]);
+  });
+});

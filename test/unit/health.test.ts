@@ -1,0 +1,177 @@
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HealthServer } from '../../src/observability/health.js';
+import { ListenError } from '../../src/observability/http.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { MetricsServer } from '../../src/observability/metricsserver.js';
+
+interface Reply {
+  status: number;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** A plain HTTP request with keep-alive, as the kubelet and Prometheus make them. */
+function get(port: number, path: string, method = 'GET', fresh = false): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const options = { host: '127.0.0.1', port, path, method, headers: { Connection: 'keep-alive' }, ...(fresh ? { agent: false } : {}) };
+    const req = request(options, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function started(options: ConstructorParameters<typeof HealthServer>[0] = { port: 0, watchdog: false }): Promise<HealthServer> {
+  const server = new HealthServer(options);
+  await server.start();
+  after(() => server.close());
+  return server;
+}
+
+describe('health server', () => {
+  it('binds a free port for port 0 and answers ok on both endpoints', async () => {
+    const server = await started();
+    assert.ok(server.port > 0);
+    for (const path of ['/healthz', '/readyz']) {
+      const r = await get(server.port, path);
+      assert.equal(r.status, 200);
+      assert.equal(r.body, 'ok');
+      assert.match(String(r.headers['content-type']), /^text\/plain/);
+    }
+  });
+
+  it('lists each check with ?verbose, like kube-apiserver', async () => {
+    const server = await started();
+    server.addLivenessCheck('informers', () => true);
+    server.addReadinessCheck('leader-election', () => true);
+    assert.equal((await get(server.port, '/healthz?verbose')).body, '[+]ping ok\n[+]informers ok\nhealthz check passed\n');
+    assert.equal((await get(server.port, '/readyz?verbose=1')).body, '[+]ping ok\n[+]informers ok\n[+]leader-election ok\nreadyz check passed\n');
+  });
+
+  it('fails /readyz on a failing readiness check with its reason, leaving /healthz alone', async () => {
+    const server = await started();
+    let synced: boolean | string = 'caches not synced: echos';
+    server.addReadinessCheck('caches', () => synced);
+    const ready = await get(server.port, '/readyz');
+    assert.equal(ready.status, 500);
+    assert.equal(ready.body, '[+]ping ok\n[-]caches failed: caches not synced: echos\nreadyz check failed\n');
+    assert.equal((await get(server.port, '/healthz')).status, 200);
+    synced = true;
+    assert.equal((await get(server.port, '/readyz')).status, 200);
+    synced = false;
+    assert.match((await get(server.port, '/readyz')).body, /\[-\]caches failed: check failed/);
+  });
+
+  it('fails /healthz and /readyz on a failing or throwing liveness check', async () => {
+    const server = await started();
+    server.addLivenessCheck('workers', () => {
+      throw new Error('worker pool\ncrashed');
+    });
+    for (const path of ['/healthz', '/readyz']) {
+      const r = await get(server.port, path);
+      assert.equal(r.status, 500);
+      assert.match(r.body, /^\[-\]workers failed: worker pool crashed$/m);
+    }
+  });
+
+  it('skips checks named in ?exclude and answers one check at /healthz/<name>', async () => {
+    const server = await started();
+    server.addLivenessCheck('broken', () => 'down');
+    server.addLivenessCheck('fine', () => true);
+    assert.equal((await get(server.port, '/healthz?exclude=broken')).status, 200);
+    assert.deepEqual(await get(server.port, '/healthz/fine').then((r) => [r.status, r.body]), [200, 'ok']);
+    assert.deepEqual(await get(server.port, '/healthz/broken').then((r) => [r.status, r.body]), [500, 'internal server error: down\n']);
+    assert.equal((await get(server.port, '/healthz/nothing')).status, 404);
+  });
+
+  it('answers 404 elsewhere and 405 to other methods; HEAD works', async () => {
+    const server = await started();
+    assert.equal((await get(server.port, '/')).status, 404);
+    assert.equal((await get(server.port, '/healthz', 'POST')).status, 405);
+    const head = await get(server.port, '/healthz', 'HEAD');
+    assert.equal(head.status, 200);
+    assert.equal(head.body, '');
+  });
+
+  it('refuses duplicate and malformed check names', async () => {
+    const server = new HealthServer({ port: 0, watchdog: false });
+    server.addReadinessCheck('caches', () => true);
+    assert.throws(() => server.addLivenessCheck('caches', () => true), /already registered/);
+    assert.throws(() => server.addLivenessCheck('ping', () => true), /already registered/);
+    assert.throws(() => server.addLivenessCheck('Bad Name', () => true), /must be lower case/);
+  });
+
+  it('fails /healthz after the event loop stalls, and recovers once the window has passed', async () => {
+    const server = await started({ port: 0, watchdog: { intervalMs: 20, stallThresholdMs: 200, windowMs: 600 } });
+    assert.equal((await get(server.port, '/healthz')).status, 200);
+    const until = performance.now() + 350;
+    while (performance.now() < until) {
+      // Blocks the event loop, as a runaway synchronous computation would.
+    }
+    await sleep(50);
+    const stalled = await get(server.port, '/healthz');
+    assert.equal(stalled.status, 500);
+    assert.match(stalled.body, /^\[-\]eventloop failed: event loop stalled for 0\.\d s/m);
+    assert.equal((await get(server.port, '/readyz')).status, 500);
+    await sleep(700);
+    assert.equal((await get(server.port, '/healthz')).status, 200);
+  });
+
+  it('says which setting to change when the port is taken', async () => {
+    const first = await started();
+    const second = new HealthServer({ port: first.port, watchdog: false });
+    await assert.rejects(second.start(), (err: unknown) => {
+      assert.ok(err instanceof ListenError);
+      assert.equal(err.code, 'EADDRINUSE');
+      assert.match(err.message, new RegExp(`port ${first.port} is already in use on 0\\.0\\.0\\.0; set HEALTH_PORT \\(--health-port\\) to a free port`));
+      return true;
+    });
+  });
+
+  it('releases the port on close, also with a keep-alive connection open', async () => {
+    const server = new HealthServer({ port: 0, watchdog: { intervalMs: 10 } });
+    await server.start();
+    const port = server.port;
+    assert.equal((await get(port, '/healthz')).status, 200);
+    const started = performance.now();
+    await server.close();
+    assert.ok(performance.now() - started < 900, 'an idle keep-alive socket does not delay close');
+    await assert.rejects(get(port, '/healthz', 'GET', true), /ECONNREFUSED/);
+    // The port is free again: a new server can take it.
+    const again = new HealthServer({ port, watchdog: false });
+    await again.start();
+    await again.close();
+    await server.close(); // idempotent
+  });
+});
+
+describe('metrics server', () => {
+  it('serves the registry at the configured path and nothing else', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    metrics.controller.setMaxConcurrency('echo', 3);
+    const server = new MetricsServer({ registry: metrics.registry, port: 0, path: '/custom' });
+    await server.start();
+    after(() => server.close());
+    const r = await get(server.port, '/custom');
+    assert.equal(r.status, 200);
+    assert.match(String(r.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    assert.match(r.body, /^controller_runtime_max_concurrent_reconciles\{controller="echo"\} 3$/m);
+    assert.equal((await get(server.port, '/metrics')).status, 404);
+    assert.equal((await get(server.port, '/custom', 'DELETE')).status, 405);
+  });
+
+  it('says which setting to change when the port is taken', async () => {
+    const registry = createMetrics({ defaultMetrics: false }).registry;
+    const first = new MetricsServer({ registry, port: 0 });
+    await first.start();
+    after(() => first.close());
+    await assert.rejects(new MetricsServer({ registry, port: first.port }).start(), /set METRICS_PORT \(--metrics-port\) to a free port/);
+  });
+});

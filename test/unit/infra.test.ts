@@ -1,0 +1,502 @@
+/**
+ * The deployment surface, synthesized in-process: least-privilege RBAC (stated here rule by
+ * rule), the HA toggle, namespaced installs, the settings ConfigMap and its checksum, the
+ * hardened pod, prop validation, values.yaml / ECHOPERATOR_HA, and byte-identical output.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { allCrds } from '../../src/api/index.js';
+import { SETTINGS, parseSettings } from '../../src/config/index.js';
+import { synthesize, type Manifest } from '../../infra/chart.js';
+import { ECHOPERATOR_VERSION, EchoperatorPropsError, type EchoperatorProps } from '../../infra/echoperator.js';
+import { applyEnvOverrides, loadValues, parseValues, ValuesError } from '../../infra/values.js';
+
+type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resourceNames?: string[]; nonResourceURLs?: string[] };
+
+/** The operator's whole permission set in a watched namespace (or cluster-wide), verb by verb. */
+const OPERATOR_RULES: Rule[] = [
+  { apiGroups: ['mmontes.io'], resources: ['echos', 'scheduledechos'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: ['mmontes.io'], resources: ['echos/status', 'scheduledechos/status'], verbs: ['patch', 'update'] },
+  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+/** With HA only, in the operator's namespace only. */
+const LEADER_ELECTION_RULES: Rule[] = [
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+  { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['echoperator'], verbs: ['get', 'update', 'list', 'watch'] },
+];
+
+const BASE_SETTINGS = [
+  'HA_ENABLED',
+  'HEALTH_PORT',
+  'JOB_IMAGE',
+  'LOG_FORMAT',
+  'LOG_LEVEL',
+  'METRICS_ENABLED',
+  'METRICS_PATH',
+  'METRICS_PORT',
+  'NUM_WORKERS',
+  'WATCH_NAMESPACES',
+];
+const HA_SETTINGS = ['HA_LEASE_DURATION_SECONDS', 'HA_LEASE_LOCK_NAME', 'HA_RENEW_DEADLINE_SECONDS', 'HA_RETRY_PERIOD_SECONDS'];
+
+function objects(props: EchoperatorProps = {}): Manifest[] {
+  return synthesize(props).objects;
+}
+
+function find(objs: Manifest[], kind: string, name?: string, namespace?: string): Manifest[] {
+  return objs.filter(
+    (o) => o.kind === kind && (name === undefined || o.metadata.name === name) && (namespace === undefined || o.metadata.namespace === namespace),
+  );
+}
+
+function one(objs: Manifest[], kind: string, name?: string, namespace?: string): Manifest {
+  const found = find(objs, kind, name, namespace);
+  assert.equal(found.length, 1, `expected exactly one ${kind}${name ? ` ${name}` : ''}, found ${found.length}`);
+  return found[0]!;
+}
+
+function roles(objs: Manifest[]): Manifest[] {
+  return objs.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
+}
+
+function deployment(objs: Manifest[]): Manifest {
+  return one(objs, 'Deployment', 'echoperator', 'echoperator');
+}
+
+function container(objs: Manifest[]): any {
+  const containers = deployment(objs).spec.template.spec.containers;
+  assert.equal(containers.length, 1);
+  return containers[0];
+}
+
+function settings(objs: Manifest[]): Record<string, string> {
+  return one(objs, 'ConfigMap', 'echoperator-config', 'echoperator').data;
+}
+
+function checksum(objs: Manifest[]): string {
+  return deployment(objs).spec.template.metadata.annotations['echoperator.mmontes.io/config-checksum'];
+}
+
+const variants: [string, EchoperatorProps][] = [
+  ['HA off', {}],
+  ['HA on', { ha: { enabled: true } }],
+  ['watching two namespaces', { watchNamespaces: ['team-a', 'team-b'] }],
+  ['watching two namespaces with HA', { watchNamespaces: ['team-a', 'team-b'], ha: { enabled: true } }],
+];
+
+describe('RBAC', () => {
+  for (const [what, props] of variants) {
+    it(`uses no wildcard and grants nothing on Secrets (${what})`, () => {
+      const rs = roles(objects(props));
+      assert.ok(rs.length > 0);
+      for (const role of rs) {
+        for (const rule of role.rules as Rule[]) {
+          for (const field of ['apiGroups', 'resources', 'verbs', 'resourceNames', 'nonResourceURLs'] as const) {
+            for (const v of rule[field] ?? []) assert.ok(!v.includes('*'), `${role.kind}/${role.metadata.name}: wildcard in ${field}`);
+          }
+          assert.ok(!(rule.resources ?? []).some((r) => r === 'secrets' || r.startsWith('secrets/')), `${role.metadata.name} touches secrets`);
+          assert.ok(!(rule.resources ?? []).some((r) => r === 'pods' || r.startsWith('pods/')), `${role.metadata.name} touches pods`);
+          assert.equal(rule.nonResourceURLs, undefined);
+        }
+      }
+    });
+  }
+
+  it('HA off, all namespaces: exactly one ClusterRole with the operator rules, bound to the ServiceAccount; no Role', () => {
+    const objs = objects();
+    assert.deepEqual(roles(objs).map((r) => `${r.kind}/${r.metadata.name}`), ['ClusterRole/echoperator']);
+    assert.deepEqual(one(objs, 'ClusterRole').rules, OPERATOR_RULES);
+    const binding = one(objs, 'ClusterRoleBinding');
+    assert.equal(binding.metadata.name, 'echoperator');
+    assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'echoperator' });
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'echoperator' }]);
+    assert.equal(find(objs, 'RoleBinding').length, 0);
+    assert.equal(binding.metadata.namespace, undefined);
+  });
+
+  it('HA on: the same ClusterRole plus a Lease Role in the operator namespace, limited to the lease by name', () => {
+    const objs = objects({ ha: { enabled: true } });
+    assert.deepEqual(roles(objs).map((r) => `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}`), [
+      'ClusterRole//echoperator',
+      'Role/echoperator/echoperator-leader-election',
+    ]);
+    assert.deepEqual(one(objs, 'ClusterRole').rules, OPERATOR_RULES);
+    assert.deepEqual(one(objs, 'Role', 'echoperator-leader-election', 'echoperator').rules, LEADER_ELECTION_RULES);
+    const rb = one(objs, 'RoleBinding', 'echoperator-leader-election', 'echoperator');
+    assert.deepEqual(rb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'echoperator-leader-election' });
+    assert.deepEqual(rb.subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'echoperator' }]);
+  });
+
+  it('a custom lease name is the only lease the Role names', () => {
+    const objs = objects({ ha: { enabled: true, leaseName: 'my-lock' } });
+    const rules = one(objs, 'Role', 'echoperator-leader-election').rules as Rule[];
+    assert.deepEqual(rules[1]!.resourceNames, ['my-lock']);
+    assert.equal(settings(objs).HA_LEASE_LOCK_NAME, 'my-lock');
+  });
+
+  it('watchNamespaces: one Role + RoleBinding per watched namespace, no ClusterRole', () => {
+    for (const ha of [false, true]) {
+      const objs = objects({ watchNamespaces: ['team-a', 'team-b'], ha: { enabled: ha } });
+      assert.equal(find(objs, 'ClusterRole').length, 0);
+      assert.equal(find(objs, 'ClusterRoleBinding').length, 0);
+      for (const ns of ['team-a', 'team-b']) {
+        assert.deepEqual(one(objs, 'Role', 'echoperator', ns).rules, OPERATOR_RULES);
+        const rb = one(objs, 'RoleBinding', 'echoperator', ns);
+        assert.deepEqual(rb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'echoperator' });
+        assert.deepEqual(rb.subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'echoperator' }]);
+      }
+      const expectedRoles = ['team-a/echoperator', 'team-b/echoperator', ...(ha ? ['echoperator/echoperator-leader-election'] : [])];
+      assert.deepEqual(roles(objs).map((r) => `${r.metadata.namespace}/${r.metadata.name}`), expectedRoles);
+      assert.equal(settings(objs).WATCH_NAMESPACES, 'team-a,team-b');
+    }
+  });
+
+  it('the lease Role lives only in the operator namespace, also when that namespace is watched', () => {
+    const objs = objects({ namespace: 'ops', watchNamespaces: ['ops', 'apps'], ha: { enabled: true } });
+    assert.deepEqual(one(objs, 'Role', 'echoperator-leader-election').metadata.namespace, 'ops');
+    assert.deepEqual(one(objs, 'Role', 'echoperator', 'ops').rules, OPERATOR_RULES);
+  });
+
+  it('cluster-scoped names include the namespace unless it is the default install, so installs never collide', () => {
+    assert.equal(one(objects(), 'ClusterRole').metadata.name, 'echoperator');
+    const other = objects({ namespace: 'ops' });
+    assert.equal(one(other, 'ClusterRole').metadata.name, 'echoperator-ops');
+    assert.equal(one(other, 'ClusterRoleBinding').roleRef.name, 'echoperator-ops');
+    assert.deepEqual(one(other, 'ClusterRoleBinding').subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'ops' }]);
+  });
+});
+
+describe('HA toggle', () => {
+  const off = objects();
+  const on = objects({ ha: { enabled: true } });
+
+  it('replicas 1 with Recreate (never two operators without a lease); ha.replicas with a surge-one rolling update', () => {
+    assert.equal(deployment(off).spec.replicas, 1);
+    assert.deepEqual(deployment(off).spec.strategy, { type: 'Recreate' });
+    assert.equal(deployment(on).spec.replicas, 3);
+    assert.deepEqual(deployment(on).spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+    assert.equal(deployment(objects({ ha: { enabled: true, replicas: 5 } })).spec.replicas, 5);
+    assert.equal(deployment(objects({ ha: { enabled: false, replicas: 5 } })).spec.replicas, 1);
+  });
+
+  it('ConfigMap keys are exactly the operator env vars, plus the HA_* ones with HA', () => {
+    assert.deepEqual(Object.keys(settings(off)).sort(), BASE_SETTINGS);
+    assert.deepEqual(Object.keys(settings(on)).sort(), [...BASE_SETTINGS, ...HA_SETTINGS].sort());
+    assert.deepEqual(settings(off), {
+      NUM_WORKERS: '4',
+      WATCH_NAMESPACES: '',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      METRICS_ENABLED: 'true',
+      METRICS_PATH: '/metrics',
+      METRICS_PORT: '2112',
+      HEALTH_PORT: '8081',
+      JOB_IMAGE: 'busybox:1.37',
+      HA_ENABLED: 'false',
+    });
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(settings(on)).filter(([k]) => k.startsWith('HA_'))),
+      { HA_ENABLED: 'true', HA_LEASE_LOCK_NAME: 'echoperator', HA_LEASE_DURATION_SECONDS: '15', HA_RENEW_DEADLINE_SECONDS: '10', HA_RETRY_PERIOD_SECONDS: '2' },
+    );
+  });
+
+  it('a PodDisruptionBudget (maxUnavailable 1) and spread across nodes only with HA', () => {
+    assert.equal(find(off, 'PodDisruptionBudget').length, 0);
+    assert.equal(deployment(off).spec.template.spec.topologySpreadConstraints, undefined);
+    const pdb = one(on, 'PodDisruptionBudget', 'echoperator', 'echoperator');
+    assert.deepEqual(pdb.spec, {
+      maxUnavailable: 1,
+      selector: { matchLabels: deployment(on).spec.selector.matchLabels },
+      unhealthyPodEvictionPolicy: 'AlwaysAllow',
+    });
+    const [tsc, ...rest] = deployment(on).spec.template.spec.topologySpreadConstraints;
+    assert.equal(rest.length, 0);
+    assert.equal(tsc.topologyKey, 'kubernetes.io/hostname');
+    assert.equal(tsc.whenUnsatisfiable, 'ScheduleAnyway');
+    assert.equal(tsc.maxSkew, 1);
+    assert.deepEqual(tsc.labelSelector.matchLabels, deployment(on).spec.selector.matchLabels);
+  });
+
+  it('everything else is the same: the difference is RBAC, settings, replicas, strategy, spread, PDB', () => {
+    const names = (objs: Manifest[]) => objs.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+    assert.deepEqual(
+      names(on).filter((n) => !names(off).includes(n)),
+      ['Role/echoperator/echoperator-leader-election', 'RoleBinding/echoperator/echoperator-leader-election', 'PodDisruptionBudget/echoperator/echoperator'],
+    );
+    assert.deepEqual(names(off).filter((n) => !names(on).includes(n)), []);
+    assert.deepEqual(container(on), container(off));
+  });
+});
+
+describe('the ConfigMap against the operator\'s own settings parser (src/config)', () => {
+  /** The container's environment: the ConfigMap plus what the downward API fills in. */
+  function podEnv(objs: Manifest[]): Record<string, string> {
+    return { ...settings(objs), POD_NAME: 'echoperator-abc-xyz', POD_NAMESPACE: 'echoperator', NAMESPACE: 'echoperator', HA_NODE_ID: 'echoperator-abc-xyz' };
+  }
+  const noMachine = { hostname: () => 'host', randomHex: () => '00', inClusterNamespace: () => undefined };
+
+  it('every ConfigMap key and container env var is a setting the operator reads', () => {
+    const known = new Set(Object.values(SETTINGS).map((spec) => spec.env));
+    const objs = objects({ ha: { enabled: true } });
+    for (const key of [...Object.keys(settings(objs)), ...(container(objs).env as { name: string }[]).map((e) => e.name)]) {
+      if (key === 'POD_NAME' || key === 'POD_NAMESPACE') continue; // for logs and computed defaults
+      assert.ok(known.has(key), `${key} is not read by the operator`);
+    }
+  });
+
+  it('the operator parses the synthesized settings back into the props, HA off and on', () => {
+    const off = parseSettings([], podEnv(objects({ watchNamespaces: ['a', 'b'], workers: 7, logLevel: 'debug' })), noMachine);
+    assert.deepEqual(
+      [off.namespace, off.watchNamespaces, off.numWorkers, off.logLevel, off.logFormat, off.haEnabled, off.metricsEnabled, off.metricsPath, off.metricsPort, off.healthPort, off.jobImage],
+      ['echoperator', ['a', 'b'], 7, 'debug', 'json', false, true, '/metrics', 2112, 8081, 'busybox:1.37'],
+    );
+    const on = parseSettings([], podEnv(objects({ ha: { enabled: true, leaseName: 'lock', leaseDurationSeconds: 20, renewDeadlineSeconds: 12, retryPeriodSeconds: 3 } })), noMachine);
+    assert.deepEqual(
+      [on.haEnabled, on.haNodeId, on.haLeaseLockName, on.haLeaseDurationSeconds, on.haRenewDeadlineSeconds, on.haRetryPeriodSeconds, on.watchNamespaces],
+      [true, 'echoperator-abc-xyz', 'lock', 20, 12, 3, []],
+    );
+    // The kubelet must not SIGKILL the operator before its own shutdown timeout has run out.
+    assert.ok(off.shutdownTimeoutSeconds < deployment(objects()).spec.template.spec.terminationGracePeriodSeconds);
+  });
+});
+
+describe('settings checksum', () => {
+  it('is stable for the same settings and changes when any setting changes', () => {
+    const base = checksum(objects());
+    assert.match(base, /^[0-9a-f]{64}$/);
+    assert.equal(checksum(objects()), base);
+    const changed: EchoperatorProps[] = [
+      { workers: 5 },
+      { logLevel: 'debug' },
+      { jobImage: 'busybox:1.36' },
+      { watchNamespaces: ['a'] },
+      { metrics: { path: '/m' } },
+      { ha: { enabled: true } },
+      { ha: { enabled: true, retryPeriodSeconds: 3 } },
+    ];
+    const sums = changed.map((p) => checksum(objects(p)));
+    assert.equal(new Set([base, ...sums]).size, changed.length + 1, 'every settings change must change the checksum');
+  });
+
+  it('ignores props that are not settings (the pod template changes through them anyway)', () => {
+    assert.equal(checksum(objects({ image: 'example.com/echoperator:dev' })), checksum(objects()));
+    // Lease timings only reach the settings when HA is on.
+    assert.equal(checksum(objects({ ha: { retryPeriodSeconds: 3 } })), checksum(objects()));
+  });
+});
+
+describe('the operator pod', () => {
+  const objs = objects();
+  const pod = deployment(objs).spec.template.spec;
+  const c = container(objs);
+
+  it('runs as its ServiceAccount with the token mounted (cdk8s-plus turns it off by default)', () => {
+    const sa = one(objs, 'ServiceAccount', 'echoperator', 'echoperator');
+    assert.equal(sa.automountServiceAccountToken, true);
+    assert.equal(pod.serviceAccountName, 'echoperator');
+    assert.equal(pod.automountServiceAccountToken, true);
+  });
+
+  it('has the restricted security context', () => {
+    assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+    assert.deepEqual(c.securityContext, {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      readOnlyRootFilesystem: true,
+      runAsGroup: 65532,
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+  });
+
+  it('takes settings from the ConfigMap and its identity from the downward API', () => {
+    assert.deepEqual(c.envFrom, [{ configMapRef: { name: 'echoperator-config' } }]);
+    const env = Object.fromEntries((c.env as any[]).map((e) => [e.name, e.valueFrom.fieldRef.fieldPath]));
+    assert.deepEqual(env, { POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace', NAMESPACE: 'metadata.namespace', HA_NODE_ID: 'metadata.name' });
+  });
+
+  it('probes /healthz and /readyz on the health port, and names the metrics port', () => {
+    assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
+    assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
+    assert.deepEqual(c.ports, [
+      { name: 'metrics', containerPort: 2112, protocol: 'TCP' },
+      { name: 'health', containerPort: 8081, protocol: 'TCP' },
+    ]);
+  });
+
+  it('has explicit resources, IfNotPresent, the default image and command, and a grace period above the 30 s shutdown', () => {
+    assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } });
+    assert.equal(c.imagePullPolicy, 'IfNotPresent');
+    assert.equal(c.image, `ghcr.io/mmontes11/echoperator-ts:${ECHOPERATOR_VERSION}`);
+    assert.deepEqual(c.command, ['node', '/app/echoperator.js']);
+    assert.equal(c.args, undefined, 'no subcommand: the bundle runs the operator');
+    assert.ok(pod.terminationGracePeriodSeconds > 30);
+  });
+
+  it('has a metrics Service with a port named metrics, or none when metrics are off', () => {
+    const svc = one(objs, 'Service', 'echoperator-metrics', 'echoperator');
+    assert.deepEqual(svc.spec.ports, [{ name: 'metrics', port: 2112, protocol: 'TCP', targetPort: 'metrics' }]);
+    assert.deepEqual(svc.spec.selector, deployment(objs).spec.selector.matchLabels);
+    const off = objects({ metrics: { enabled: false } });
+    assert.equal(find(off, 'Service').length, 0);
+    assert.equal(settings(off).METRICS_ENABLED, 'false');
+    assert.deepEqual(container(off).ports, [{ name: 'health', containerPort: 8081, protocol: 'TCP' }]);
+  });
+
+  it('accepts an image by digest, and custom resources, command and args', () => {
+    const digest = `ghcr.io/mmontes11/echoperator-ts@sha256:${'a'.repeat(64)}`;
+    const custom = container(
+      objects({ image: digest, resources: { limits: { cpu: '1' } }, command: ['/echoperator'], args: [] }),
+    );
+    assert.equal(custom.image, digest);
+    assert.deepEqual(custom.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '1', memory: '256Mi' } });
+    assert.deepEqual(custom.command, ['/echoperator']);
+    assert.equal(custom.args, undefined);
+    assert.equal(container(objects({ image: `${digest.replace('@', ':v1@')}` })).image, digest.replace('@', ':v1@'));
+  });
+});
+
+describe('objects', () => {
+  it('are, in apply order: Namespace, CRDs, ServiceAccount, RBAC, ConfigMap, Deployment, Service', () => {
+    assert.deepEqual(
+      objects().map((o) => `${o.kind}/${o.metadata.name}`),
+      [
+        'Namespace/echoperator',
+        'CustomResourceDefinition/echos.mmontes.io',
+        'CustomResourceDefinition/scheduledechos.mmontes.io',
+        'ServiceAccount/echoperator',
+        'ClusterRole/echoperator',
+        'ClusterRoleBinding/echoperator',
+        'ConfigMap/echoperator-config',
+        'Deployment/echoperator',
+        'Service/echoperator-metrics',
+      ],
+    );
+  });
+
+  it('include the CRDs exactly as src/api builds them, unless told not to', () => {
+    assert.deepEqual(find(objects(), 'CustomResourceDefinition'), allCrds());
+    assert.equal(find(objects({ installCrds: false }), 'CustomResourceDefinition').length, 0);
+  });
+
+  it('include a restricted Namespace unless told not to; every namespaced object is in the operator namespace', () => {
+    const ns = one(objects(), 'Namespace', 'echoperator');
+    assert.equal(ns.metadata.labels!['pod-security.kubernetes.io/enforce'], 'restricted');
+    const objs = objects({ namespace: 'ops', createNamespace: false, ha: { enabled: true } });
+    assert.equal(find(objs, 'Namespace').length, 0);
+    const cluster = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
+    for (const o of objs) assert.equal(o.metadata.namespace, cluster.has(o.kind) ? undefined : 'ops', `${o.kind}/${o.metadata.name}`);
+  });
+
+  it('synthesize to the same bytes twice', () => {
+    for (const [, props] of variants) assert.equal(synthesize(props).yaml, synthesize(props).yaml);
+    const yaml = synthesize().yaml;
+    assert.doesNotMatch(yaml, /cdk8s\.io\/metadata|creationTimestamp:|\d{4}-\d\d-\d\dT\d/);
+    assert.deepEqual(parse(yaml.split('\n---\n')[0]!).kind, 'Namespace');
+  });
+});
+
+describe('prop validation', () => {
+  const cases: [string, EchoperatorProps, RegExp][] = [
+    ['renew >= duration', { ha: { leaseDurationSeconds: 10, renewDeadlineSeconds: 10 } }, /ha\.leaseDurationSeconds \(10\) must be greater than ha\.renewDeadlineSeconds \(10\)/],
+    ['renew <= 1.2 x retry', { ha: { renewDeadlineSeconds: 6, retryPeriodSeconds: 5 } }, /ha\.renewDeadlineSeconds \(6\) must be greater than 1\.2 x ha\.retryPeriodSeconds/],
+    ['non-integer retry', { ha: { retryPeriodSeconds: 1.5 } }, /ha\.retryPeriodSeconds must be a positive integer/],
+    ['zero replicas', { ha: { enabled: true, replicas: 0 } }, /ha\.replicas must be a positive integer/],
+    ['bad lease name', { ha: { leaseName: 'My_Lock' } }, /ha\.leaseName must be a DNS subdomain/],
+    ['zero workers', { workers: 0 }, /workers must be a positive integer/],
+    ['bad image', { image: 'Not An Image' }, /image must be an image reference/],
+    ['short digest', { image: 'ghcr.io/x/y@sha256:abc' }, /image must be an image reference/],
+    ['port clash', { healthPort: 2112 }, /metrics\.port and healthPort must differ/],
+    ['port range', { metrics: { port: 70000 } }, /metrics\.port must be an integer from 1 to 65535/],
+    ['relative metrics path', { metrics: { path: 'metrics' } }, /metrics\.path must be an absolute URL path/],
+    ['bad log level', { logLevel: 'verbose' as never }, /logLevel must be one of debug, info, warn, error/],
+    ['empty watch list', { watchNamespaces: [] }, /watchNamespaces must list at least one namespace/],
+    ['duplicate watch', { watchNamespaces: ['a', 'a'] }, /watchNamespaces lists a twice/],
+    ['bad watched namespace', { watchNamespaces: ['Team_A'] }, /every entry of watchNamespaces must be a DNS label/],
+    ['bad namespace', { namespace: 'Echo' }, /namespace must be a DNS label/],
+    ['short grace period', { terminationGracePeriodSeconds: 30 }, /terminationGracePeriodSeconds must be an integer greater than the operator's 30 s shutdown timeout/],
+    ['request above limit', { resources: { requests: { memory: '512Mi' } } }, /resources\.requests\.memory \(512Mi\) must not exceed resources\.limits\.memory \(256Mi\)/],
+    ['bad quantity', { resources: { requests: { cpu: 'lots' } } }, /resources\.requests\.cpu must be a Kubernetes quantity/],
+    ['empty command', { command: [] }, /command must not be empty/],
+  ];
+  for (const [what, props, message] of cases) {
+    it(`rejects ${what} with a message naming the prop`, () => {
+      assert.throws(() => synthesize(props), (err: unknown) => {
+        assert.ok(err instanceof EchoperatorPropsError, String(err));
+        assert.match(err.message, message);
+        return true;
+      });
+    });
+  }
+
+  it('accepts the client-go boundaries just inside the rules', () => {
+    synthesize({ ha: { enabled: true, leaseDurationSeconds: 11, renewDeadlineSeconds: 10, retryPeriodSeconds: 8 } });
+    synthesize({ terminationGracePeriodSeconds: 31, resources: { requests: { memory: '256Mi' } } });
+  });
+});
+
+describe('values.yaml and ECHOPERATOR_HA', () => {
+  it('the committed values.yaml has HA off, and ECHOPERATOR_HA overrides it both ways', () => {
+    assert.equal(loadValues(undefined, {}).ha?.enabled, false);
+    assert.equal(loadValues(undefined, { ECHOPERATOR_HA: 'true' }).ha?.enabled, true);
+    assert.equal(loadValues(undefined, { ECHOPERATOR_HA: '' }).ha?.enabled, false);
+    assert.equal(applyEnvOverrides({ ha: { enabled: true, replicas: 5 } }, { ECHOPERATOR_HA: 'false' }).ha?.enabled, false);
+    assert.equal(applyEnvOverrides({ ha: { enabled: true, replicas: 5 } }, { ECHOPERATOR_HA: 'false' }).ha?.replicas, 5);
+    assert.throws(() => applyEnvOverrides({}, { ECHOPERATOR_HA: 'yes' }), /ECHOPERATOR_HA must be true or false, got "yes"/);
+  });
+
+  it('parses every prop and rejects unknown keys and wrong types by name', () => {
+    const props = parseValues(
+      'namespace: ops\nworkers: 8\nwatchNamespaces: [a, b]\nimage:\nmetrics: {port: 9090}\nha: {enabled: true, replicas: 2}\n',
+    );
+    assert.deepEqual(props, { namespace: 'ops', workers: 8, watchNamespaces: ['a', 'b'], metrics: { port: 9090 }, ha: { enabled: true, replicas: 2 } });
+    assert.throws(() => parseValues('ha: {enabeld: true}\n'), (e: unknown) => e instanceof ValuesError && /unknown key ha\.enabeld/.test(e.message));
+    assert.throws(() => parseValues('workers: "4"\n'), /workers must be an integer, got "4"/);
+    assert.throws(() => parseValues('ha: {enabled: "yes"}\n'), /ha\.enabled must be true or false/);
+    assert.deepEqual(parseValues(''), {});
+  });
+});
+
+describe('the app', () => {
+  function runApp(outdir: string, env: Record<string, string> = {}): string {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'infra/main.ts'], {
+      encoding: 'utf8',
+      env: { ...process.env, CDK8S_OUTDIR: outdir, ECHOPERATOR_HA: '', ...env },
+      timeout: 60_000,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(readdirSync(outdir), ['echoperator.k8s.yaml'], 'one file, nothing else in the output folder');
+    return readFileSync(join(outdir, 'echoperator.k8s.yaml'), 'utf8');
+  }
+
+  it('writes one byte-identical file per run, equal to the in-process synthesis; ECHOPERATOR_HA flips it', { timeout: 120_000 }, (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'echoperator-synth-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const out = join(dir, 'manifests');
+    const first = runApp(out);
+    const second = runApp(out);
+    assert.equal(second, first);
+    assert.equal(first, synthesize(loadValues(undefined, {})).yaml);
+    const ha = runApp(out, { ECHOPERATOR_HA: 'true' });
+    assert.equal(ha, synthesize({ ...loadValues(undefined, {}), ha: { enabled: true } }).yaml);
+    assert.notEqual(ha, first);
+  });
+
+  it('cdk8s.yaml points the cdk8s CLI at the same app and output folder; npm run synth runs it', () => {
+    const cfg = parse(readFileSync('cdk8s.yaml', 'utf8'));
+    assert.equal(cfg.language, 'typescript');
+    assert.equal(cfg.output, 'dist/manifests');
+    assert.match(cfg.app, /tsx infra\/main\.ts$/);
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+    assert.equal(pkg.scripts.synth, 'tsx infra/main.ts');
+  });
+});
