@@ -30,8 +30,9 @@ function finishJob(ns: string, job: string, outcome: 'succeeded' | 'failed'): vo
   const status =
     outcome === 'succeeded'
       ? {
-          startTime: now,
           completionTime: now,
+          active: 0,
+          ready: 0,
           succeeded: 1,
           conditions: [
             { type: 'SuccessCriteriaMet', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: now, lastTransitionTime: now },
@@ -39,7 +40,8 @@ function finishJob(ns: string, job: string, outcome: 'succeeded' | 'failed'): vo
           ],
         }
       : {
-          startTime: now,
+          active: 0,
+          ready: 0,
           failed: 4,
           conditions: [
             { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: now, lastTransitionTime: now },
