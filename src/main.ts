@@ -74,6 +74,7 @@ async function main(): Promise<number> {
     controllerMetrics: metrics.controller,
     queueMetrics: metrics.workqueue,
     leaderMetrics: metrics.leaderElection(settings.haLeaseLockName),
+    informerMetrics: metrics.informer,
   });
 
   const stop = new AbortController();

@@ -35,6 +35,11 @@ export interface ControlPlaneState {
   ports: { etcd: number; etcdPeer: number; apiserver: number };
   pids: { etcd: number; kubeApiserver: number; kubeControllerManager: number };
   startedAt: string;
+  /**
+   * How kube-apiserver was launched, so restartApiserver() can start it again exactly so (same
+   * port, same etcd, same certificates). Absent in states written by older versions.
+   */
+  apiserver?: { bin: string; args: string[]; detached: boolean };
 }
 
 export interface StartOptions {
@@ -44,6 +49,13 @@ export interface StartOptions {
   log?: (line: string) => void;
   /** Fixed API server port; ephemeral when absent. */
   apiserverPort?: number;
+  /** Appended to kube-apiserver's flags (fault tests: e.g. --watch-cache=false). */
+  extraApiserverArgs?: string[];
+  /**
+   * The certificates to use; generated when absent. Given, a client can hold a working
+   * kubeconfig (writeKubeconfig) before the control plane exists (fault tests).
+   */
+  pki?: Pki;
 }
 
 const statePath = (dir: string): string => join(dir, 'state.json');
@@ -81,7 +93,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-function writeKubeconfig(path: string, server: string, pki: Pki): void {
+export function writeKubeconfig(path: string, server: string, pki: Pki): void {
   const b64 = (s: string): string => Buffer.from(s).toString('base64');
   writeFileSync(
     path,
@@ -208,7 +220,7 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'logs'), { recursive: true });
   mkdirSync(join(dir, 'pki'), { recursive: true });
-  const pki = generatePki();
+  const pki = opts.pki ?? generatePki();
   const pkiFile = (name: string, content: string): string => {
     const p = join(dir, 'pki', name);
     writeFileSync(p, content, { mode: 0o600 });
@@ -251,31 +263,27 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
     await waitFor('etcd', etcd, ports.etcd, () => httpOk(`${etcdUrl}/health`), 30_000);
 
     const server = `https://127.0.0.1:${ports.apiserver}`;
-    const apiserver = launch(
-      'kube-apiserver',
-      bin.kubeApiserver,
-      [
-        `--etcd-servers=${etcdUrl}`,
-        `--cert-dir=${join(dir, 'pki')}`,
-        `--tls-cert-file=${files.servingCert}`,
-        `--tls-private-key-file=${files.servingKey}`,
-        `--client-ca-file=${files.ca}`,
-        `--secure-port=${ports.apiserver}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        '--endpoint-reconciler-type=none',
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--allow-privileged=true',
-        '--disable-admission-plugins=ServiceAccount',
-        '--authorization-mode=RBAC',
-        `--service-account-issuer=${server}/`,
-        `--service-account-key-file=${files.saPub}`,
-        `--service-account-signing-key-file=${files.saKey}`,
-        '--v=1',
-      ],
-      dir,
-      detached,
-    );
+    const apiserverArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      `--cert-dir=${join(dir, 'pki')}`,
+      `--tls-cert-file=${files.servingCert}`,
+      `--tls-private-key-file=${files.servingKey}`,
+      `--client-ca-file=${files.ca}`,
+      `--secure-port=${ports.apiserver}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      '--endpoint-reconciler-type=none',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--allow-privileged=true',
+      '--disable-admission-plugins=ServiceAccount',
+      '--authorization-mode=RBAC',
+      `--service-account-issuer=${server}/`,
+      `--service-account-key-file=${files.saPub}`,
+      `--service-account-signing-key-file=${files.saKey}`,
+      '--v=1',
+      ...(opts.extraApiserverArgs ?? []),
+    ];
+    const apiserver = launch('kube-apiserver', bin.kubeApiserver, apiserverArgs, dir, detached);
     launched.push(apiserver);
     const tls = { ca: pki.caCert, cert: pki.adminCert, key: pki.adminKey };
     await waitFor('kube-apiserver', apiserver, ports.apiserver, () => httpOk(`${server}/readyz`, tls), 120_000);
@@ -310,6 +318,7 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
       ports,
       pids: { etcd: etcd.pid, kubeApiserver: apiserver.pid, kubeControllerManager: kcm.pid },
       startedAt: new Date().toISOString(),
+      apiserver: { bin: bin.kubeApiserver, args: apiserverArgs, detached },
     };
     writeFileSync(statePath(dir), JSON.stringify(state, null, 2) + '\n');
     log(`control plane: ready at ${server} in ${formatDuration(Date.now() - started)}`);
@@ -352,4 +361,51 @@ export async function stopControlPlane(state: ControlPlaneState): Promise<void> 
   const { etcd, kubeApiserver, kubeControllerManager } = state.pids;
   for (const pid of [kubeControllerManager, kubeApiserver, etcd]) await terminate(pid, state.dir);
   if (existsSync(state.dir)) rmSync(state.dir, { recursive: true, force: true });
+}
+
+/** The admin client certificate and key, from the kubeconfig startControlPlane wrote. */
+function adminTls(state: ControlPlaneState): { ca: string; cert: string; key: string } {
+  const kubeconfig = readFileSync(state.kubeconfig, 'utf8');
+  const field = (name: string): string => {
+    const m = new RegExp(`${name}: (\\S+)`).exec(kubeconfig);
+    if (!m) throw new ControlPlaneError(`${state.kubeconfig} has no ${name}.`);
+    return Buffer.from(m[1]!, 'base64').toString('utf8');
+  };
+  return { ca: field('certificate-authority-data'), cert: field('client-certificate-data'), key: field('client-key-data') };
+}
+
+/**
+ * Kills only kube-apiserver (SIGKILL by default: a crash, no graceful close of watches) and waits
+ * until it is gone; etcd and kube-controller-manager keep running. For fault tests.
+ */
+export async function killApiserver(state: ControlPlaneState, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+  const pid = state.pids.kubeApiserver;
+  if (!ownsProcess(pid, state.dir)) return;
+  try {
+    process.kill(pid, signal);
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + 30_000;
+  while (isAlive(pid) && !isZombie(pid)) {
+    if (Date.now() > deadline) throw new ControlPlaneError(`kube-apiserver (pid ${pid}) did not exit after ${signal}.`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Starts kube-apiserver again with the flags it was first started with (same port, etcd and
+ * certificates, so clients need no new kubeconfig), after stopping it if it still runs; waits
+ * until it is ready and records the new pid in state and state.json. For fault tests.
+ */
+export async function restartApiserver(state: ControlPlaneState, opts: { log?: (line: string) => void } = {}): Promise<void> {
+  const launchSpec = state.apiserver;
+  if (!launchSpec) throw new ControlPlaneError(`${statePath(state.dir)} does not record how kube-apiserver was started.`);
+  await killApiserver(state, 'SIGTERM');
+  const started = Date.now();
+  const apiserver = launch('kube-apiserver', launchSpec.bin, launchSpec.args, state.dir, launchSpec.detached);
+  state.pids.kubeApiserver = apiserver.pid;
+  writeFileSync(statePath(state.dir), JSON.stringify(state, null, 2) + '\n');
+  await waitFor('kube-apiserver', apiserver, state.ports.apiserver, () => httpOk(`${state.server}/readyz`, adminTls(state)), 120_000);
+  (opts.log ?? ((l: string) => console.error(l)))(`control plane: kube-apiserver restarted at ${state.server} in ${formatDuration(Date.now() - started)}`);
 }

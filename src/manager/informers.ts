@@ -6,7 +6,7 @@
 import type { EventHandler, EventSource } from '../runtime/controller/sources.js';
 import type { ObjectCache } from '../controllers/common/ports.js';
 import { CONTROLLER_OWNER_INDEX, type KubeObject } from '../runtime/cache/store.js';
-import { Informer, kubeListerWatcher, type InformerOptions } from '../runtime/informer/index.js';
+import { Informer, kubeListerWatcher, type InformerMetrics, type InformerOptions } from '../runtime/informer/index.js';
 import type { RestClient } from '../kube/rest.js';
 import type { ResourceType } from '../kube/resources.js';
 
@@ -18,6 +18,8 @@ export interface InformerSetOptions<T> {
   labelSelector?: string;
   fieldSelector?: string;
   informer: Omit<InformerOptions<T>, 'listerWatcher' | 'name'>;
+  /** Metrics hooks per informer, by the informer's name (e.g. "echos/default"). */
+  metrics?: (informerName: string) => InformerMetrics;
 }
 
 export class InformerSet<T extends KubeObject> implements EventSource<T>, ObjectCache<T> {
@@ -27,16 +29,19 @@ export class InformerSet<T extends KubeObject> implements EventSource<T>, Object
 
   constructor(options: InformerSetOptions<T>) {
     this.name = options.type.resource;
-    const make = (namespace: string | undefined): Informer<T> =>
-      new Informer<T>({
+    const make = (namespace: string | undefined): Informer<T> => {
+      const name = namespace ? `${options.type.resource}/${namespace}` : options.type.resource;
+      return new Informer<T>({
         ...options.informer,
-        name: namespace ? `${options.type.resource}/${namespace}` : options.type.resource,
+        name,
+        metrics: options.metrics?.(name) ?? options.informer.metrics,
         listerWatcher: kubeListerWatcher<T>(options.rest, options.type, {
           namespace,
           labelSelector: options.labelSelector,
           fieldSelector: options.fieldSelector,
         }),
       });
+    };
     if (options.namespaces) {
       for (const ns of options.namespaces) this.byNamespace.set(ns, make(ns));
       this.informers = [...this.byNamespace.values()];
@@ -71,4 +76,15 @@ export class InformerSet<T extends KubeObject> implements EventSource<T>, Object
   run(signal: AbortSignal): Promise<void>[] {
     return this.informers.map((i) => i.run(signal));
   }
+}
+
+/**
+ * Liveness of a set of informers: an informer's run loop never ends while the process runs
+ * (errors are retried forever), so one that stopped or failed before shutdown began is dead for
+ * good and only a restart of the process brings it back.
+ */
+export function informerLiveness(informers: readonly { name: string; state: string }[], shutdown: AbortSignal): true | string {
+  if (shutdown.aborted) return true;
+  const dead = informers.filter((i) => i.state === 'stopped' || i.state === 'failed');
+  return dead.length === 0 || `informer stopped for good: ${dead.map((i) => `${i.name} (${i.state})`).join(', ')}`;
 }

@@ -22,9 +22,10 @@ import { nopLogger, type Logger } from '../observability/logger.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 import { Controller, ImmediateStop, nopControllerMetrics, type ControllerMetrics } from '../runtime/controller/index.js';
 import type { KubeObject } from '../runtime/cache/store.js';
+import type { InformerMetrics } from '../runtime/informer/index.js';
 import { KubeLeaseLock, LeaderElector, type LeaderElectionMetrics } from '../runtime/leaderelection/index.js';
 import { noopWorkQueueMetrics, type WorkQueueMetricsProvider } from '../runtime/workqueue/index.js';
-import { InformerSet } from './informers.js';
+import { InformerSet, informerLiveness } from './informers.js';
 import { waitForApi } from './preflight.js';
 
 export interface LeaderElectionSettings {
@@ -65,6 +66,8 @@ export interface ManagerDeps {
   controllerMetrics?: ControllerMetrics;
   queueMetrics?: WorkQueueMetricsProvider;
   leaderMetrics?: LeaderElectionMetrics;
+  /** Per informer, by name (e.g. "echos/default"). */
+  informerMetrics?: (informerName: string) => InformerMetrics;
 }
 
 export class Manager {
@@ -86,11 +89,12 @@ export class Manager {
     this.clock = deps.clock ?? realClock;
     const informer = { logger: this.log, clock: this.clock, resyncPeriodMs: config.resyncPeriodMs || undefined };
     const namespaces = config.watchNamespaces;
-    this.echos = new InformerSet({ rest: deps.rest, type: ECHOS, namespaces, informer });
-    this.scheduledEchos = new InformerSet({ rest: deps.rest, type: SCHEDULED_ECHOS, namespaces, informer });
+    const metrics = deps.informerMetrics;
+    this.echos = new InformerSet({ rest: deps.rest, type: ECHOS, namespaces, informer, metrics });
+    this.scheduledEchos = new InformerSet({ rest: deps.rest, type: SCHEDULED_ECHOS, namespaces, informer, metrics });
     // Only what we made: a cluster's other Jobs are none of our business and would cost memory.
-    this.jobs = new InformerSet({ rest: deps.rest, type: JOBS, namespaces, labelSelector: MANAGED_SELECTOR, informer: { ...informer, resyncPeriodMs: undefined } });
-    this.cronJobs = new InformerSet({ rest: deps.rest, type: CRONJOBS, namespaces, labelSelector: MANAGED_SELECTOR, informer: { ...informer, resyncPeriodMs: undefined } });
+    this.jobs = new InformerSet({ rest: deps.rest, type: JOBS, namespaces, labelSelector: MANAGED_SELECTOR, informer: { ...informer, resyncPeriodMs: undefined }, metrics });
+    this.cronJobs = new InformerSet({ rest: deps.rest, type: CRONJOBS, namespaces, labelSelector: MANAGED_SELECTOR, informer: { ...informer, resyncPeriodMs: undefined }, metrics });
 
     const common = {
       workers: config.workers,
@@ -129,6 +133,7 @@ export class Manager {
         namespaces: [config.namespace],
         fieldSelector: `metadata.name=${le.leaseName}`,
         informer: { logger: this.log, clock: this.clock },
+        metrics,
       });
       const wake = (): void => this.elector!.wake();
       this.leases.addEventHandler({ onAdd: wake, onUpdate: wake, onDelete: wake });
@@ -151,10 +156,8 @@ export class Manager {
   async run(signal: AbortSignal): Promise<void> {
     const health = this.deps.health;
     health?.addReadinessCheck('informers-synced', () => this.hasSynced() || 'caches not synced yet');
-    health?.addLivenessCheck('informers', () => {
-      const dead = this.informerSets.flatMap((s) => s.informers).filter((i) => i.state === 'stopped' || i.state === 'failed');
-      return dead.length === 0 || `informer stopped: ${dead.map((i) => i.name).join(', ')}`;
-    });
+    const informers = this.informerSets.flatMap((s) => s.informers);
+    health?.addLivenessCheck('informers', () => informerLiveness(informers, signal));
 
     await waitForApi(this.deps.rest, this.log, this.clock, signal);
     const informersStop = new AbortController();

@@ -12,6 +12,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ControllerMetrics, ReconcileResult } from '../runtime/controller/metrics.js';
+import type { InformerMetrics } from '../runtime/informer/reflector.js';
 import type { LeaderElectionMetrics } from '../runtime/leaderelection/elector.js';
 import type { InFlightWork, WorkQueueMetrics, WorkQueueMetricsProvider } from '../runtime/workqueue/metrics.js';
 import { VERSION } from '../version.js';
@@ -45,6 +46,8 @@ export interface OperatorMetrics {
   readonly controller: ControllerMetrics;
   /** leader_election_master_status{name}: the hook for the elector contending for lease `name`. */
   leaderElection(name: string): LeaderElectionMetrics;
+  /** informer_*{informer}: the hooks for the informer named `name` (e.g. "echos/default"). */
+  informer(name: string): InformerMetrics;
 }
 
 export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
@@ -61,6 +64,7 @@ export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
     workqueue: workQueueMetrics(registry),
     controller: controllerMetrics(registry),
     leaderElection: leaderElectionMetrics(registry),
+    informer: informerMetrics(registry),
   };
 }
 
@@ -189,5 +193,38 @@ function leaderElectionMetrics(registry: Registry): (name: string) => LeaderElec
   return (name) => {
     status.set({ name }, 0);
     return { setLeader: (isLeader) => status.set({ name }, isLeader ? 1 : 0) };
+  };
+}
+
+/**
+ * The informers' list/watch counters (reflector.ts documents each), labelled by informer name:
+ * re-lists and watch errors by reason show a flapping or expiring watch, which logs alone hide.
+ */
+function informerMetrics(registry: Registry): (name: string) => InformerMetrics {
+  const registers = [registry];
+  const labelNames = ['informer'] as const;
+  const lists = new Counter({ name: 'informer_list_requests_total', help: 'LIST requests (pages) sent by an informer', labelNames, registers });
+  const listErrors = new Counter({ name: 'informer_list_errors_total', help: 'Lists that failed and will be retried after backoff', labelNames, registers });
+  const relists = new Counter({ name: 'informer_relists_total', help: 'Lists after the first successful one (a watch expired: 410 Gone)', labelNames, registers });
+  const watches = new Counter({ name: 'informer_watches_total', help: 'WATCH requests opened by an informer', labelNames, registers });
+  const watchErrors = new Counter({
+    name: 'informer_watch_errors_total',
+    help: 'Watches that ended abnormally, by reason: gone (410, re-list), error (backoff), inactive (watchdog), short (ended at once)',
+    labelNames: ['informer', 'reason'] as const,
+    registers,
+  });
+  const reasons = ['gone', 'error', 'inactive', 'short'] as const;
+  return (informer) => {
+    const labels = { informer };
+    // Created at zero, so increase() and absent() work from the first scrape.
+    for (const c of [lists, listErrors, relists, watches]) c.inc(labels, 0);
+    for (const reason of reasons) watchErrors.inc({ informer, reason }, 0);
+    return {
+      listRequest: () => lists.inc(labels),
+      listError: () => listErrors.inc(labels),
+      relist: () => relists.inc(labels),
+      watchStarted: () => watches.inc(labels),
+      watchError: (reason) => watchErrors.inc({ informer, reason }),
+    };
   };
 }

@@ -156,3 +156,30 @@ describe('metrics: leader election and process', () => {
     });
   });
 });
+
+describe('metrics: informers', () => {
+  it('counts lists, re-lists, watches and watch errors by reason, per informer, from zero', async () => {
+    const m = createMetrics({ defaultMetrics: false });
+    const r = m.registry;
+    const echos = m.informer('echos/default');
+    const jobs = m.informer('jobs/default');
+    const e = { informer: 'echos/default' };
+    assert.equal(await sample(r, 'informer_relists_total', e), 0, 'series exist from the start');
+    assert.equal(await sample(r, 'informer_watch_errors_total', { ...e, reason: 'gone' }), 0);
+    echos.listRequest();
+    echos.listRequest();
+    echos.watchStarted();
+    echos.watchError('gone');
+    echos.relist();
+    echos.listError();
+    jobs.watchError('inactive');
+    assert.equal(await sample(r, 'informer_list_requests_total', e), 2);
+    assert.equal(await sample(r, 'informer_watches_total', e), 1);
+    assert.equal(await sample(r, 'informer_relists_total', e), 1);
+    assert.equal(await sample(r, 'informer_list_errors_total', e), 1);
+    assert.equal(await sample(r, 'informer_watch_errors_total', { ...e, reason: 'gone' }), 1);
+    assert.equal(await sample(r, 'informer_watch_errors_total', { ...e, reason: 'inactive' }), 0);
+    assert.equal(await sample(r, 'informer_watch_errors_total', { informer: 'jobs/default', reason: 'inactive' }), 1);
+    assert.equal(await sample(r, 'informer_relists_total', { informer: 'jobs/default' }), 0);
+  });
+});

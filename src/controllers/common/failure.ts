@@ -7,7 +7,7 @@ import { describeError, isForbidden } from '../../kube/errors.js';
 import type { ResourceType } from '../../kube/resources.js';
 import type { Logger } from '../../observability/logger.js';
 import { setConditions } from './conditions.js';
-import type { ApiWriter } from './ports.js';
+import type { ApiWriter, EventSink } from './ports.js';
 import { writeStatus } from './status.js';
 
 export function failureReason(err: unknown): string {
@@ -15,17 +15,22 @@ export function failureReason(err: unknown): string {
   return (err as { reason?: string })?.reason && /^[A-Za-z]+$/.test((err as { reason: string }).reason) ? (err as { reason: string }).reason : 'ReconcileError';
 }
 
-/** Best effort: if even this write fails, the retry of the reconcile tries again. */
+/**
+ * Sets the failure condition and records a Warning Event (the recorder's spam filter bounds how
+ * many a hot loop can produce). Best effort: if even this write fails, the retry tries again.
+ */
 export async function reportFailure<S extends { conditions?: Condition[] }>(
   api: ApiWriter,
+  events: EventSink,
   type: ResourceType,
-  obj: { metadata: { name?: string; namespace?: string; generation?: number }; status?: S },
+  obj: { apiVersion?: string; kind?: string; metadata: { name?: string; namespace?: string; generation?: number; uid?: string }; status?: S },
   conditionType: string,
   err: unknown,
   now: () => Date,
   log: Logger,
   signal: AbortSignal,
 ): Promise<void> {
+  events.recordEvent({ ...obj, apiVersion: obj.apiVersion ?? `${type.group}/${type.version}`, kind: obj.kind ?? type.kind }, 'Warning', 'ReconcileFailed', describeError(err).slice(0, 1024));
   const current = obj.status ?? ({} as S);
   const failed = setConditions(current.conditions?.filter((c) => c.type === conditionType), [
     { type: conditionType, status: 'False', reason: failureReason(err), message: describeError(err).slice(0, 1024) },

@@ -41,7 +41,7 @@ export class EchoReconciler implements Reconciler {
       await this.reconcileEcho(withKind(echo), ctx);
     } catch (err) {
       if (!ctx.signal.aborted) {
-        await reportFailure(this.deps.api, ECHOS, echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal);
+        await reportFailure(this.deps.api, this.deps.events, ECHOS, echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal);
       }
       throw err;
     }

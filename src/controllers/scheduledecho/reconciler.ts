@@ -43,7 +43,7 @@ export class ScheduledEchoReconciler implements Reconciler {
     try {
       await this.reconcileScheduledEcho(se.kind ? se : { ...se, apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho' }, ctx);
     } catch (err) {
-      if (!ctx.signal.aborted) await reportFailure(this.deps.api, SCHEDULED_ECHOS, se, READY_CONDITION, err, this.now, ctx.log, ctx.signal);
+      if (!ctx.signal.aborted) await reportFailure(this.deps.api, this.deps.events, SCHEDULED_ECHOS, se, READY_CONDITION, err, this.now, ctx.log, ctx.signal);
       throw err;
     }
     return undefined;

@@ -1,0 +1,131 @@
+/**
+ * Counting API writes over a window, two independent ways:
+ *
+ *  - exact: the API server's audit log (our control planes write one, Metadata level, write verbs
+ *    only, see scripts/controlplane/cluster.ts), filtered by the writer's User-Agent and the
+ *    namespaces of interest; unavailable on a control plane started before the audit log existed
+ *    or on a foreign cluster;
+ *  - cluster-wide: apiserver_request_total{verb=~"POST|PUT|PATCH|DELETE"} from the API server's
+ *    own /metrics, for the resources the operator writes. It has no namespace or client label,
+ *    so whatever else runs on the cluster (other tests) is counted too: an upper bound.
+ */
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { getText, parseProm, type BenchEnv, auditLogPath } from './common.js';
+
+const WRITE_VERBS = /^(POST|PUT|PATCH|DELETE|DELETECOLLECTION)$/;
+const RESOURCES = new Set(['jobs', 'echos', 'scheduledechos', 'cronjobs', 'events']);
+
+export interface WriteCount {
+  total: number;
+  /** "verb resource[/subresource]" -> count. */
+  by: Record<string, number>;
+}
+
+export interface WriteCounts {
+  /** Exact, from the audit log; undefined when there is none. */
+  audit: WriteCount | undefined;
+  /** Cluster-wide, from apiserver_request_total (includes every other client's writes). */
+  apiserver: WriteCount;
+}
+
+async function apiserverWrites(env: BenchEnv): Promise<Map<string, number>> {
+  const samples = parseProm(await getText(env.rest, '/metrics'));
+  const out = new Map<string, number>();
+  for (const s of samples) {
+    if (s.name !== 'apiserver_request_total') continue;
+    if (!WRITE_VERBS.test(s.labels.verb ?? '') || !RESOURCES.has(s.labels.resource ?? '')) continue;
+    const key = `${s.labels.verb} ${s.labels.resource}${s.labels.subresource ? `/${s.labels.subresource}` : ''}`;
+    out.set(key, (out.get(key) ?? 0) + s.value);
+  }
+  return out;
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+function readFrom(path: string, offset: number): string {
+  const size = fileSize(path);
+  // Rotated meanwhile (the log is capped): count what the new file holds.
+  const start = size < offset ? 0 : offset;
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(size - start);
+    readSync(fd, buf, 0, buf.length, start);
+    return buf.toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+interface AuditEvent {
+  stage?: string;
+  verb?: string;
+  userAgent?: string;
+  objectRef?: { resource?: string; subresource?: string; namespace?: string };
+}
+
+export class WriteCounter {
+  private constructor(
+    private readonly env: BenchEnv,
+    private readonly filter: { namespaces: string[]; userAgentPrefix: string },
+    private readonly before: Map<string, number>,
+    private readonly auditPath: string | undefined,
+    private readonly auditOffset: number,
+  ) {}
+
+  /** userAgentPrefix: the operator sends `echoperator/<version> (<host>)`. */
+  static async start(env: BenchEnv, filter: { namespaces: string[]; userAgentPrefix?: string }): Promise<WriteCounter> {
+    const audit = auditLogPath(env);
+    return new WriteCounter(env, { namespaces: filter.namespaces, userAgentPrefix: filter.userAgentPrefix ?? 'echoperator/' }, await apiserverWrites(env), audit, audit ? fileSize(audit) : 0);
+  }
+
+  static auditAvailable(env: BenchEnv): boolean {
+    return auditLogPath(env) !== undefined;
+  }
+
+  async stop(): Promise<WriteCounts> {
+    const after = await apiserverWrites(this.env);
+    const apiserver: WriteCount = { total: 0, by: {} };
+    for (const [k, v] of after) {
+      const d = v - (this.before.get(k) ?? 0);
+      if (d > 0) {
+        apiserver.by[k] = d;
+        apiserver.total += d;
+      }
+    }
+    let audit: WriteCount | undefined;
+    if (this.auditPath) {
+      audit = { total: 0, by: {} };
+      const namespaces = new Set(this.filter.namespaces);
+      for (const line of readFrom(this.auditPath, this.auditOffset).split('\n')) {
+        if (!line) continue;
+        let ev: AuditEvent;
+        try {
+          ev = JSON.parse(line) as AuditEvent;
+        } catch {
+          continue; // a line cut by rotation
+        }
+        if (ev.stage !== 'ResponseComplete' && ev.stage !== 'Panic') continue;
+        if (!ev.userAgent?.startsWith(this.filter.userAgentPrefix)) continue;
+        if (!namespaces.has(ev.objectRef?.namespace ?? '')) continue;
+        const key = `${ev.verb} ${ev.objectRef?.resource}${ev.objectRef?.subresource ? `/${ev.objectRef.subresource}` : ''}`;
+        audit.by[key] = (audit.by[key] ?? 0) + 1;
+        audit.total++;
+      }
+    }
+    return { audit, apiserver };
+  }
+}
+
+export function formatWrites(c: WriteCount | undefined): string {
+  if (!c) return 'n/a';
+  const parts = Object.entries(c.by)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${v} ${k}`);
+  return parts.length ? `${c.total} (${parts.join(', ')})` : '0';
+}

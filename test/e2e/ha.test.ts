@@ -1,0 +1,133 @@
+/**
+ * Leader election with three real processes on the real control plane: exactly one reconciles,
+ * a crashed leader is replaced within leaseDuration + retryPeriod, a stopped one at once, and the
+ * periods in which processes reconcile never overlap.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { installCrds, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
+
+const LEASE = { duration: 4, renew: 3, retry: 1 };
+
+function holder(ns: string): string {
+  const r = kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns });
+  return r.code === 0 ? r.stdout.trim() : '';
+}
+
+interface LogLine {
+  ts: string;
+  msg: string;
+  [k: string]: unknown;
+}
+
+function logLines(op: OperatorProcess): LogLine[] {
+  return op
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as LogLine);
+}
+
+/** [start, end] of each term in which this process ran workers (end = now if still running). */
+function workPeriods(op: OperatorProcess, killedAt?: number): [number, number][] {
+  const periods: [number, number][] = [];
+  let start: number | undefined;
+  for (const l of logLines(op)) {
+    if (l.msg === 'started leading; starting workers') start = Date.parse(l.ts);
+    // Every reconcile of this process must fall inside a period.
+    if (l.reconcileID && start === undefined) periods.push([Date.parse(l.ts), Date.parse(l.ts)]);
+    if (l.msg === 'workers stopped' && start !== undefined && l.controller === 'scheduledecho') {
+      periods.push([start, Date.parse(l.ts)]);
+      start = undefined;
+    }
+  }
+  if (start !== undefined) periods.push([start, killedAt ?? Date.now()]);
+  return periods;
+}
+
+function applyEchos(ns: string, from: number, to: number): void {
+  const docs = [];
+  for (let i = from; i < to; i++) {
+    docs.push(JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: `e${i}` }, spec: { message: `m${i}` } }));
+  }
+  kubectlOk(['apply', '-f', '-'], { namespace: ns, input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d)) }) });
+}
+
+function assertOneJobPerEcho(ns: string, count: number): void {
+  const jobs = kubectlJson(['get', 'jobs'], { namespace: ns }).items as any[];
+  const perEcho = new Map<string, number>();
+  for (const j of jobs) perEcho.set(j.metadata.labels['mmontes.io/echo'], (perEcho.get(j.metadata.labels['mmontes.io/echo']) ?? 0) + 1);
+  assert.equal(perEcho.size, count);
+  assert.ok([...perEcho.values()].every((n) => n === 1), 'no Echo has two Jobs');
+}
+
+test('three replicas: one leader, crash and graceful takeovers, never two reconciling', { timeout: 180_000 }, async (t) => {
+  installCrds();
+  const ns = testNamespace(t, 'ha');
+  const start = (id: string) =>
+    startOperator(t, {
+      WATCH_NAMESPACES: ns,
+      NAMESPACE: ns,
+      HA_ENABLED: 'true',
+      HA_NODE_ID: id,
+      HA_LEASE_DURATION_SECONDS: String(LEASE.duration),
+      HA_RENEW_DEADLINE_SECONDS: String(LEASE.renew),
+      HA_RETRY_PERIOD_SECONDS: String(LEASE.retry),
+    });
+  const ops = new Map<string, OperatorProcess>();
+  for (const id of ['op-0', 'op-1', 'op-2']) ops.set(id, await start(id));
+  // Standbys are ready too (caches synced), so rolling updates proceed.
+  for (const op of ops.values()) await waitReady(op);
+  const first = await eventually('a leader', () => holder(ns));
+  assert.ok(ops.has(first));
+
+  applyEchos(ns, 0, 10);
+  await eventually('10 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 10);
+  const leaders = [...ops.entries()].filter(([, op]) => logLines(op).some((l) => l.msg === 'started leading; starting workers'));
+  assert.deepEqual(leaders.map(([id]) => id), [first], 'exactly the holder runs workers');
+
+  // Crash: SIGKILL the leader; a standby takes over within leaseDuration + retryPeriod.
+  const killedAt = Date.now();
+  await ops.get(first)!.stop('SIGKILL');
+  const second = await eventually('a new leader', () => {
+    const h = holder(ns);
+    return h && h !== first && h;
+  }, 30_000, 50);
+  const crashTakeoverMs = Date.now() - killedAt;
+  t.diagnostic(`crash takeover: ${crashTakeoverMs} ms (lease ${LEASE.duration} s, retry ${LEASE.retry} s)`);
+  // Polling adds up to 50 ms, and process scheduling on a loaded CI machine some more.
+  assert.ok(crashTakeoverMs <= (LEASE.duration + LEASE.retry) * 1000 + 1500, `crash takeover took ${crashTakeoverMs} ms`);
+  const periods = new Map<string, [number, number][]>([[first, workPeriods(ops.get(first)!, killedAt)]]);
+
+  applyEchos(ns, 10, 20);
+  await eventually('20 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 20);
+
+  // Graceful: SIGTERM the leader; it releases the Lease, and a standby takes over at once.
+  const stoppedAt = Date.now();
+  const exitCode = await ops.get(second)!.stop('SIGTERM');
+  assert.equal(exitCode, 0, 'a graceful stop exits 0');
+  const third = await eventually('the next leader', () => {
+    const h = holder(ns);
+    return h && h !== second && h !== first && h;
+  }, 30_000, 50);
+  const handoverMs = Date.now() - stoppedAt;
+  t.diagnostic(`graceful handover: ${handoverMs} ms`);
+  assert.ok(handoverMs < LEASE.duration * 1000, `graceful handover took ${handoverMs} ms, not less than the lease duration`);
+  periods.set(second, workPeriods(ops.get(second)!));
+
+  applyEchos(ns, 20, 30);
+  await eventually('30 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 30);
+  await sleep(500);
+  assertOneJobPerEcho(ns, 30);
+  periods.set(third, workPeriods(ops.get(third)!));
+
+  const all = [...periods.entries()].flatMap(([id, ps]) => ps.map(([s, e]) => ({ id, s, e })));
+  for (const a of all) {
+    for (const b of all) {
+      if (a.id === b.id) continue;
+      assert.ok(a.e < b.s || b.e < a.s, `${a.id} [${a.s}, ${a.e}] overlaps ${b.id} [${b.s}, ${b.e}]`);
+    }
+  }
+});

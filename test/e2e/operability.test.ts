@@ -1,0 +1,215 @@
+/**
+ * What people who run the operator see: metrics that move, probes that tell the truth, Events in
+ * kubectl, and a clear exit for bad settings.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
+
+async function metrics(op: OperatorProcess): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`)).text();
+}
+
+/** Sum of a metric's samples whose labels include every given pair. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name + '{') && !line.startsWith(name + ' ')) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+function applyEcho(ns: string, name: string, message: string): void {
+  kubectlOk(['apply', '-f', '-'], { namespace: ns, input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message } }) });
+}
+
+test('metrics move with reconciles; the leader reports 1 and a standby 0', async (t) => {
+  installCrds();
+  const ns = testNamespace(t, 'metrics');
+  const ha = { WATCH_NAMESPACES: ns, NAMESPACE: ns, HA_ENABLED: 'true', HA_LEASE_DURATION_SECONDS: '4', HA_RENEW_DEADLINE_SECONDS: '3', HA_RETRY_PERIOD_SECONDS: '1' };
+  const a = await startOperator(t, { ...ha, HA_NODE_ID: 'a' });
+  await waitReady(a);
+  await eventually('a leads', () => kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns }).stdout === 'a');
+  const b = await startOperator(t, { ...ha, HA_NODE_ID: 'b' });
+  await waitReady(b);
+  const before = await metrics(a);
+  assert.equal(sample(before, 'leader_election_master_status'), 1);
+  assert.equal(sample(await metrics(b), 'leader_election_master_status'), 0);
+  assert.match(before, /process_resident_memory_bytes/);
+
+  for (let i = 0; i < 3; i++) applyEcho(ns, `m${i}`, `metric ${i}`);
+  await eventually('3 Echo statuses', () => kubectlJson(['get', 'echos'], { namespace: ns }).items.every((e: any) => e.status?.jobName) && true);
+  await sleep(500);
+  const after = await metrics(a);
+  const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+  const reconciles = delta('controller_runtime_reconcile_total', { controller: 'echo' });
+  assert.ok(reconciles >= 3, `at least one reconcile per Echo (got ${reconciles})`);
+  assert.equal(delta('controller_runtime_reconcile_total', { controller: 'echo', result: 'error' }), 0);
+  assert.equal(delta('controller_runtime_reconcile_errors_total', { controller: 'echo' }), 0);
+  assert.equal(delta('controller_runtime_reconcile_time_seconds_count', { controller: 'echo' }), reconciles, 'one duration per reconcile');
+  assert.ok(delta('workqueue_adds_total', { name: 'echo' }) >= 3);
+  assert.equal(sample(after, 'workqueue_depth', { name: 'echo' }), 0);
+  assert.equal(sample(after, 'controller_runtime_active_workers', { controller: 'echo' }), 0);
+  // The standby reconciled nothing.
+  assert.equal(sample(await metrics(b), 'controller_runtime_reconcile_total', { controller: 'echo' }), 0);
+});
+
+/**
+ * A TCP proxy to the API server that holds every connection until opened: the operator starts,
+ * cannot list, and must not be ready until it can.
+ */
+async function gatedProxy(t: { after(fn: () => unknown): void }, target: URL) {
+  let open = false;
+  const held: Socket[] = [];
+  const forward = (client: Socket): void => {
+    const upstream = connect(Number(target.port), target.hostname);
+    client.pipe(upstream).pipe(client);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  };
+  const server = createServer((client) => {
+    if (open) forward(client);
+    else {
+      held.push(client);
+      client.on('error', () => undefined);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  return {
+    port: (server.address() as { port: number }).port,
+    open: () => {
+      open = true;
+      for (const c of held.splice(0)) c.destroy();
+    },
+  };
+}
+
+test('/readyz fails until the caches have synced, then passes', async (t) => {
+  installCrds();
+  const ns = testNamespace(t, 'ready');
+  const cfg = JSON.parse(kubectlOk(['config', 'view', '--raw', '--minify', '-o', 'json']));
+  const server = new URL(cfg.clusters[0].cluster.server);
+  const proxy = await gatedProxy(t, server);
+  cfg.clusters[0].cluster.server = `https://127.0.0.1:${proxy.port}`;
+  cfg.clusters[0].cluster['tls-server-name'] = '127.0.0.1';
+  const path = `${kubeconfig()}.proxy-${process.pid}-${Date.now()}`;
+  writeFileSync(path, JSON.stringify(cfg), { mode: 0o600 });
+  const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, KUBECONFIG: path });
+  const url = `http://127.0.0.1:${op.healthPort}`;
+  const probe = await eventually('the probe server', async () => {
+    try {
+      return await fetch(`${url}/readyz?verbose`);
+    } catch {
+      return undefined;
+    }
+  });
+  assert.ok(!probe.ok, `not ready before the caches sync (got ${probe.status})`);
+  assert.equal((await fetch(`${url}/healthz`)).status, 200, 'alive while waiting for the API server');
+  await sleep(1000);
+  assert.ok(!(await fetch(`${url}/readyz`)).ok);
+  proxy.open();
+  await waitReady(op, 60_000);
+  assert.equal((await fetch(`${url}/readyz`)).status, 200);
+});
+
+test('Events show a run that succeeded and one that failed; a failing loop makes a bounded number of Events', async (t) => {
+  installCrds();
+  const ns = testNamespace(t, 'events');
+  const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns });
+  await waitReady(op);
+  applyEcho(ns, 'good', 'ok');
+  applyEcho(ns, 'bad', 'not ok');
+  for (const [echo, outcome] of [['good', 'Complete'], ['bad', 'Failed']] as const) {
+    const job = await eventually(`Job of ${echo}`, () => kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items[0]);
+    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: reason, lastProbeTime: now, lastTransitionTime: now });
+    const status =
+      outcome === 'Complete'
+        ? { active: 0, ready: 0, succeeded: 1, completionTime: now, conditions: [cond('SuccessCriteriaMet', 'CompletionsReached'), cond('Complete', 'CompletionsReached')] }
+        : { active: 0, ready: 0, failed: 4, conditions: [cond('FailureTarget', 'BackoffLimitExceeded'), cond('Failed', 'BackoffLimitExceeded')] };
+    kubectlOk(['patch', 'job', job.metadata.name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })], { namespace: ns });
+  }
+  const reasons = (name: string) =>
+    kubectlJson(['get', 'events', '--field-selector', `involvedObject.name=${name},involvedObject.kind=Echo`], { namespace: ns }).items.map((e: any) => e.reason);
+  await eventually('RunSucceeded', () => reasons('good').includes('RunSucceeded'));
+  await eventually('RunFailed', () => reasons('bad').includes('RunFailed'));
+  assert.ok(reasons('good').includes('JobCreated'));
+  const described = kubectlOk(['describe', 'echo', 'bad'], { namespace: ns });
+  assert.match(described, /RunFailed/);
+
+  // An admission policy that refuses new Jobs here: every reconcile of this Echo fails, and keeps failing.
+  denyJobs(t, ns);
+  applyEcho(ns, 'stuck', 'never runs');
+  const stuck = await eventually('the failure in status', () => {
+    const e = kubectlJson(['get', 'echo', 'stuck'], { namespace: ns });
+    return e.status?.conditions?.find((c: any) => c.type === 'Reconciled' && c.status === 'False') && e;
+  });
+  assert.match(JSON.stringify(stuck.status.conditions), /no new Jobs here/);
+  await sleep(8000);
+  const failures = kubectlJson(['get', 'events', '--field-selector', 'involvedObject.name=stuck,reason=ReconcileFailed'], { namespace: ns }).items;
+  const total = failures.reduce((n: number, e: any) => n + (e.count ?? 1), 0);
+  const reconcileErrors = sample(await metrics(op), 'controller_runtime_reconcile_errors_total', { controller: 'echo' });
+  assert.ok(failures.length >= 1 && failures.length <= 2, `failures are aggregated into one Event (got ${failures.length})`);
+  assert.ok(total <= 25, `the spam filter bounds the Events (count ${total}, after ${reconcileErrors} failed reconciles)`);
+  assert.ok(reconcileErrors >= 3, 'the failure is retried with backoff, not dropped');
+});
+
+/** A ValidatingAdmissionPolicy (real server-side admission) that refuses Job creation in ns. */
+function denyJobs(t: { after(fn: () => unknown): void }, ns: string): void {
+  const name = `deny-jobs-${ns}`;
+  kubectlOk(['label', 'namespace', ns, `echoperator-test/deny-jobs=${ns}`]);
+  const policy = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: ['batch'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['jobs'] }] },
+      validations: [{ expression: 'false', message: 'no new Jobs here' }],
+    },
+  };
+  const binding = {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name },
+    spec: { policyName: name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'echoperator-test/deny-jobs': ns } } } },
+  };
+  t.after(() => kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', name, '--ignore-not-found']));
+  kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] }) });
+  // The policy is enforced once the apiserver has loaded it: wait until a dry-run create is refused.
+  const probe = JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'probe' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } } });
+  const deadline = Date.now() + 20_000;
+  while (kubectl(['create', '--dry-run=server', '-f', '-'], { namespace: ns, input: probe }).code === 0) {
+    if (Date.now() > deadline) throw new Error('the admission policy was not enforced within 20 s');
+    spawnSync('sleep', ['0.2']);
+  }
+}
+
+test('each invalid setting stops the process with exit code 2 and its own message', () => {
+  const [cmd, ...args] = operatorCommand();
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ NUM_WORKERS: 'abc' }, /NUM_WORKERS.*--num-workers.*"abc"/],
+    [{ NUM_WORKERS: '0' }, /NUM_WORKERS/],
+    [{ HA_ENABLED: 'yes please' }, /HA_ENABLED.*true.*false/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL.*debug.*info.*warn.*error/],
+    [{ METRICS_PORT: '70000' }, /METRICS_PORT/],
+    [{ HA_LEASE_DURATION_SECONDS: '5', HA_RENEW_DEADLINE_SECONDS: '10' }, /HA_LEASE_DURATION_SECONDS.*HA_RENEW_DEADLINE_SECONDS/s],
+    [{ KUBECONFIG: '/nonexistent/kubeconfig' }, /KUBECONFIG points at \/nonexistent\/kubeconfig, which does not exist/],
+  ];
+  const seen = new Set<string>();
+  for (const [env, message] of cases) {
+    const r = spawnSync(cmd!, args, { env: { ...process.env, KUBECONFIG: kubeconfig(), ...env }, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 2, `${JSON.stringify(env)} exits 2 (stderr: ${r.stderr})`);
+    assert.match(r.stderr, message);
+    seen.add(r.stderr);
+  }
+  assert.equal(seen.size, cases.length, 'every case has its own message');
+  void readFileSync;
+});

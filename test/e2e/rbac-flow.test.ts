@@ -1,0 +1,54 @@
+/**
+ * The operator run with exactly the permissions the synthesized install grants (a token of its
+ * ServiceAccount, nothing else) completes the Echo and ScheduledEcho flow, with HA off and on.
+ */
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { installEchoperator } from '../support/install.js';
+import { startOperator, waitReady } from '../support/operator.js';
+
+async function flow(t: TestContext, ha: boolean): Promise<void> {
+  const watched = testNamespace(t, ha ? 'rbac-ha' : 'rbac');
+  const install = installEchoperator(t, { watchNamespaces: [watched], ha: { enabled: ha } }, { workload: false });
+  const op = await startOperator(t, {
+    KUBECONFIG: install.kubeconfig,
+    NAMESPACE: install.namespace,
+    WATCH_NAMESPACES: watched,
+    HA_ENABLED: String(ha),
+    HA_NODE_ID: 'rbac-test',
+  });
+  await waitReady(op);
+  kubectlOk(['apply', '-f', '-'], {
+    namespace: watched,
+    input: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: 'hi' }, spec: { message: 'hi' } },
+        { apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho', metadata: { name: 'tick' }, spec: { message: 'tick', schedule: '*/5 * * * *' } },
+      ],
+    }),
+  });
+  await eventually('the Echo status', () => kubectlJson(['get', 'echo', 'hi'], { namespace: watched }).status?.jobName);
+  await eventually('the ScheduledEcho status', () => kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: watched }).status?.cronJobName);
+  assert.equal(kubectlJson(['get', 'jobs'], { namespace: watched }).items.length, 1);
+  // Restoring a deleted CronJob needs create through server-side apply.
+  kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: watched });
+  await eventually('the CronJob restored', () => kubectl(['get', 'cronjob', 'tick'], { namespace: watched }).code === 0);
+  // A new message deletes the previous run's Job.
+  kubectlOk(['patch', 'echo', 'hi', '--type=merge', '-p', '{"spec":{"message":"again"}}'], { namespace: watched });
+  await eventually('one Job for the new message', () => {
+    const jobs = kubectlJson(['get', 'jobs'], { namespace: watched }).items.filter((j: any) => !j.metadata.deletionTimestamp);
+    return jobs.length === 1 && jobs[0].spec.template.spec.containers[0].command[2] === 'again';
+  });
+  if (ha) {
+    assert.equal(kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: install.namespace }).stdout, 'rbac-test');
+  }
+  const errors = op.output().split('\n').filter((l) => /forbidden/i.test(l));
+  assert.deepEqual(errors, [], 'no request was refused');
+  assert.equal(await op.stop('SIGTERM'), 0);
+}
+
+test('the synthesized RBAC is enough for the whole flow (HA off)', (t) => flow(t, false));
+test('the synthesized RBAC is enough for the whole flow (HA on)', (t) => flow(t, true));

@@ -1,0 +1,27 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { informerLiveness } from '../../src/manager/informers.js';
+import { HealthServer } from '../../src/observability/health.js';
+
+test('/healthz fails once an informer has stopped for good, and names it', async (t) => {
+  const informers = [
+    { name: 'echos', state: 'running' },
+    { name: 'jobs', state: 'running' },
+  ];
+  const shutdown = new AbortController();
+  const health = new HealthServer({ port: 0, host: '127.0.0.1', watchdog: false });
+  health.addLivenessCheck('informers', () => informerLiveness(informers, shutdown.signal));
+  await health.start();
+  t.after(() => health.close());
+  const url = `http://127.0.0.1:${health.port}/healthz?verbose`;
+  assert.equal((await fetch(url)).status, 200);
+
+  informers[1]!.state = 'failed';
+  const res = await fetch(url);
+  assert.equal(res.ok, false);
+  assert.match(await res.text(), /jobs \(failed\)/);
+
+  // During shutdown informers stop on purpose: that is not a reason to restart the pod.
+  shutdown.abort();
+  assert.equal((await fetch(url)).status, 200);
+});
