@@ -1,10 +1,8 @@
 import { API_VERSION } from './group.js';
 import {
-  conditionsSchema,
+  customResourceSchema,
   messageSchema,
-  observedGenerationSchema,
   type Condition,
-  type JSONSchemaProps,
   type ObjectMeta,
 } from './schema.js';
 import type { KindDefinition } from './crd.js';
@@ -34,34 +32,22 @@ export interface EchoStatus {
   conditions?: Condition[];
 }
 
-const schema: JSONSchemaProps = {
-  type: 'object',
+const schema = customResourceSchema({
   description: 'Echo prints a message once, as a Job in the same namespace.',
-  required: ['spec'],
-  properties: {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    metadata: { type: 'object' },
-    spec: {
-      type: 'object',
-      description: 'What to print.',
-      required: ['message'],
-      properties: { message: messageSchema },
-    },
-    status: {
-      type: 'object',
-      description: 'The last observed state of the run.',
-      properties: {
-        phase: { type: 'string', enum: [...ECHO_PHASES], description: 'Where the current run is.' },
-        jobName: { type: 'string', description: 'The Job running the current message.' },
-        startTime: { type: 'string', format: 'date-time' },
-        completionTime: { type: 'string', format: 'date-time' },
-        observedGeneration: observedGenerationSchema,
-        conditions: conditionsSchema,
-      },
-    },
+  spec: {
+    type: 'object',
+    description: 'What to print.',
+    required: ['message'],
+    properties: { message: messageSchema },
   },
-};
+  statusDescription: 'The last observed state of the run.',
+  status: {
+    phase: { type: 'string', enum: [...ECHO_PHASES], description: 'Where the current run is.' },
+    jobName: { type: 'string', description: 'The Job running the current message.' },
+    startTime: { type: 'string', format: 'date-time' },
+    completionTime: { type: 'string', format: 'date-time' },
+  },
+});
 
 export const echoKind: KindDefinition = {
   kind: 'Echo',

@@ -1,10 +1,8 @@
 import { API_VERSION } from './group.js';
 import {
-  conditionsSchema,
+  customResourceSchema,
   messageSchema,
-  observedGenerationSchema,
   type Condition,
-  type JSONSchemaProps,
   type ObjectMeta,
 } from './schema.js';
 import type { KindDefinition } from './crd.js';
@@ -39,47 +37,35 @@ export interface ScheduledEchoStatus {
 const CRON_FIELD = '[0-9A-Za-z*?/,-]+';
 export const SCHEDULE_PATTERN = `^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(${CRON_FIELD}[ \\t]+){4}${CRON_FIELD})$`;
 
-const schema: JSONSchemaProps = {
-  type: 'object',
+const schema = customResourceSchema({
   description: 'ScheduledEcho prints a message on a cron schedule, as a CronJob in the same namespace.',
-  required: ['spec'],
-  properties: {
-    apiVersion: { type: 'string' },
-    kind: { type: 'string' },
-    metadata: { type: 'object' },
-    spec: {
-      type: 'object',
-      description: 'What to print, and when.',
-      required: ['message', 'schedule'],
-      properties: {
-        message: messageSchema,
-        schedule: {
-          type: 'string',
-          description: 'A cron schedule, e.g. "*/1 * * * *" or "@hourly" (times in the controller-manager\'s time zone).',
-          maxLength: 128,
-          'x-kubernetes-validations': [
-            {
-              rule: `self.matches('${SCHEDULE_PATTERN.replaceAll('\\', '\\\\')}')`,
-              message:
-                'must be a cron schedule of five fields (minute hour day-of-month month day-of-week), e.g. "*/5 * * * *", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly',
-            },
-          ],
+  spec: {
+    type: 'object',
+    description: 'What to print, and when.',
+    required: ['message', 'schedule'],
+    properties: {
+      message: messageSchema,
+    schedule: {
+      type: 'string',
+      description: 'A cron schedule, e.g. "*/1 * * * *" or "@hourly" (times in the controller-manager\'s time zone).',
+      maxLength: 128,
+      'x-kubernetes-validations': [
+        {
+          rule: `self.matches('${SCHEDULE_PATTERN.replaceAll('\\', '\\\\')}')`,
+          message:
+            'must be a cron schedule of five fields (minute hour day-of-month month day-of-week), e.g. "*/5 * * * *", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly',
         },
-      },
+      ],
     },
-    status: {
-      type: 'object',
-      description: 'The last observed state of the schedule.',
-      properties: {
-        cronJobName: { type: 'string', description: 'The CronJob that runs the schedule.' },
-        lastScheduleTime: { type: 'string', format: 'date-time', description: 'When a run was last started.' },
-        lastSuccessfulTime: { type: 'string', format: 'date-time', description: 'When a run last succeeded.' },
-        observedGeneration: observedGenerationSchema,
-        conditions: conditionsSchema,
-      },
     },
   },
-};
+  statusDescription: 'The last observed state of the schedule.',
+  status: {
+    cronJobName: { type: 'string', description: 'The CronJob that runs the schedule.' },
+    lastScheduleTime: { type: 'string', format: 'date-time', description: 'When a run was last started.' },
+    lastSuccessfulTime: { type: 'string', format: 'date-time', description: 'When a run last succeeded.' },
+  },
+});
 
 export const scheduledEchoKind: KindDefinition = {
   kind: 'ScheduledEcho',

@@ -52,6 +52,34 @@ export const observedGenerationSchema: JSONSchemaProps = {
 };
 
 /** The message both kinds echo. Bounded so a resource cannot carry megabytes into a Pod spec. */
+/**
+ * The schema of a whole custom resource: the standard top-level fields, a required spec, and a
+ * status whose observedGeneration and conditions every kind of ours carries.
+ */
+export function customResourceSchema(parts: {
+  description: string;
+  spec: JSONSchemaProps;
+  statusDescription: string;
+  status: Record<string, JSONSchemaProps>;
+}): JSONSchemaProps {
+  return {
+    type: 'object',
+    description: parts.description,
+    required: ['spec'],
+    properties: {
+      apiVersion: { type: 'string' },
+      kind: { type: 'string' },
+      metadata: { type: 'object' },
+      spec: parts.spec,
+      status: {
+        type: 'object',
+        description: parts.statusDescription,
+        properties: { ...parts.status, observedGeneration: observedGenerationSchema, conditions: conditionsSchema },
+      },
+    },
+  };
+}
+
 export const MESSAGE_MAX_LENGTH = 4096;
 
 export const messageSchema: JSONSchemaProps = {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { finishJob } from '../support/jobs.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
 
 function applyEcho(ns: string, name: string, message: string): void {
@@ -22,33 +23,6 @@ function jobsOf(ns: string, echo: string): any[] {
 
 function getEcho(ns: string, name: string): any {
   return kubectlJson(['get', 'echo', name], { namespace: ns });
-}
-
-/** What the job controller writes when a Job's pod succeeded or exhausted its retries. */
-function finishJob(ns: string, job: string, outcome: 'succeeded' | 'failed'): void {
-  const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const status =
-    outcome === 'succeeded'
-      ? {
-          completionTime: now,
-          active: 0,
-          ready: 0,
-          succeeded: 1,
-          conditions: [
-            { type: 'SuccessCriteriaMet', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: now, lastTransitionTime: now },
-            { type: 'Complete', status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: now, lastTransitionTime: now },
-          ],
-        }
-      : {
-          active: 0,
-          ready: 0,
-          failed: 4,
-          conditions: [
-            { type: 'FailureTarget', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: now, lastTransitionTime: now },
-            { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit', lastProbeTime: now, lastTransitionTime: now },
-          ],
-        };
-  kubectlOk(['patch', 'job', job, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })], { namespace: ns });
 }
 
 async function operatorFor(t: any, namespaces: string[]) {

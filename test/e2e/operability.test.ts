@@ -4,11 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { finishJob } from '../support/jobs.js';
 import { installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
 async function metrics(op: OperatorProcess): Promise<string> {
@@ -126,15 +127,9 @@ test('Events show a run that succeeded and one that failed; a failing loop makes
   await waitReady(op);
   applyEcho(ns, 'good', 'ok');
   applyEcho(ns, 'bad', 'not ok');
-  for (const [echo, outcome] of [['good', 'Complete'], ['bad', 'Failed']] as const) {
+  for (const [echo, outcome] of [['good', 'succeeded'], ['bad', 'failed']] as const) {
     const job = await eventually(`Job of ${echo}`, () => kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items[0]);
-    const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const cond = (type: string, reason: string) => ({ type, status: 'True', reason, message: reason, lastProbeTime: now, lastTransitionTime: now });
-    const status =
-      outcome === 'Complete'
-        ? { active: 0, ready: 0, succeeded: 1, completionTime: now, conditions: [cond('SuccessCriteriaMet', 'CompletionsReached'), cond('Complete', 'CompletionsReached')] }
-        : { active: 0, ready: 0, failed: 4, conditions: [cond('FailureTarget', 'BackoffLimitExceeded'), cond('Failed', 'BackoffLimitExceeded')] };
-    kubectlOk(['patch', 'job', job.metadata.name, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })], { namespace: ns });
+    finishJob(ns, job.metadata.name, outcome);
   }
   const reasons = (name: string) =>
     kubectlJson(['get', 'events', '--field-selector', `involvedObject.name=${name},involvedObject.kind=Echo`], { namespace: ns }).items.map((e: any) => e.reason);
@@ -211,5 +206,4 @@ test('each invalid setting stops the process with exit code 2 and its own messag
     seen.add(r.stderr);
   }
   assert.equal(seen.size, cases.length, 'every case has its own message');
-  void readFileSync;
 });

@@ -48,15 +48,22 @@ export function operatorCommand(): string[] {
   return [process.execPath, '--import', 'tsx', 'src/main.ts'];
 }
 
-/** Starts the operator against the test control plane; stopped (SIGKILL) when the test ends. */
+/** A command given to startOperator: fixed, or made from the ports it chose (e.g. Deno's --allow-net). */
+export type OperatorCommand = string[] | ((ports: { healthPort: number; metricsPort: number }) => string[]);
+
+/**
+ * Starts the operator against the test control plane; stopped (SIGKILL) when the test ends.
+ * command: what runs it (default operatorCommand()), e.g. the bundle on Deno or the single executable.
+ */
 export async function startOperator(
   t: { after(fn: () => unknown): void },
   env: Record<string, string> = {},
   args: string[] = [],
+  command?: OperatorCommand,
 ): Promise<OperatorProcess> {
   const healthPort = await freePort();
   const metricsPort = await freePort();
-  const [cmd, ...base] = operatorCommand();
+  const [cmd, ...base] = typeof command === 'function' ? command({ healthPort, metricsPort }) : command ?? operatorCommand();
   const proc = spawn(cmd!, [...base, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

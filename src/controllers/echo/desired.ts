@@ -1,7 +1,7 @@
 /**
  * The Job an Echo should have: a pure function of the Echo and the settings.
  */
-import type { V1Job, V1OwnerReference } from '@kubernetes/client-node';
+import type { V1Job, V1ObjectMeta, V1OwnerReference } from '@kubernetes/client-node';
 import { API_VERSION } from '../../api/group.js';
 import type { Echo } from '../../api/echo.js';
 import { derivedName, shortHash } from '../common/naming.js';
@@ -22,8 +22,18 @@ export function jobNameFor(echo: Echo): string {
   return derivedName(echo.metadata.name!, shortHash(echo.metadata.uid ?? '', echo.spec.message), 63);
 }
 
-export function controllerRef(owner: { metadata: { name?: string; uid?: string } }, kind: string): V1OwnerReference {
-  return { apiVersion: API_VERSION, kind, name: owner.metadata.name!, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
+/**
+ * Metadata of an object we create for `owner`: in the owner's namespace, with our labels and a
+ * controller owner reference, so the garbage collector removes it with its owner.
+ */
+export function ownedObjectMeta(
+  owner: { metadata: { name?: string; namespace?: string; uid?: string } },
+  ownerKind: string,
+  name: string,
+  labels: Record<string, string>,
+): V1ObjectMeta {
+  const ref: V1OwnerReference = { apiVersion: API_VERSION, kind: ownerKind, name: owner.metadata.name!, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
+  return { name, namespace: owner.metadata.namespace, labels, ownerReferences: [ref] };
 }
 
 export function desiredJob(echo: Echo, image: string): V1Job {
@@ -31,12 +41,7 @@ export function desiredJob(echo: Echo, image: string): V1Job {
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: {
-      name: jobNameFor(echo),
-      namespace: echo.metadata.namespace,
-      labels,
-      ownerReferences: [controllerRef(echo, 'Echo')],
-    },
+    metadata: ownedObjectMeta(echo, 'Echo', jobNameFor(echo), labels),
     spec: {
       backoffLimit: JOB_BACKOFF_LIMIT,
       template: echoPodTemplate(echo.spec.message, image, labels),

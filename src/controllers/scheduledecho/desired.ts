@@ -6,7 +6,7 @@ import type { ScheduledEcho } from '../../api/scheduledecho.js';
 import { ownedLabels } from '../common/labels.js';
 import { nameWithin } from '../common/naming.js';
 import { echoPodTemplate } from '../common/pod.js';
-import { controllerRef, JOB_BACKOFF_LIMIT } from '../echo/desired.js';
+import { JOB_BACKOFF_LIMIT, ownedObjectMeta } from '../echo/desired.js';
 
 export const SCHEDULED_ECHO_LABEL = 'mmontes.io/scheduledecho';
 
@@ -23,12 +23,7 @@ export function desiredCronJob(se: ScheduledEcho, image: string): V1CronJob {
   return {
     apiVersion: 'batch/v1',
     kind: 'CronJob',
-    metadata: {
-      name: cronJobNameFor(se),
-      namespace: se.metadata.namespace,
-      labels,
-      ownerReferences: [controllerRef(se, 'ScheduledEcho')],
-    },
+    metadata: ownedObjectMeta(se, 'ScheduledEcho', cronJobNameFor(se), labels),
     spec: {
       schedule: se.spec.schedule,
       concurrencyPolicy: 'Forbid',

@@ -2,13 +2,12 @@
  * How informer events become queue keys. Keys, not events: the queue de-duplicates them, and the
  * reconciler re-reads the current state anyway.
  */
-import type { ObjectMeta } from '../../api/schema.js';
+import { objectKey, type KubeObject } from '../cache/store.js';
 
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ObjectMeta | { name?: string; namespace?: string; generation?: number; ownerReferences?: ObjectMeta['ownerReferences']; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string | Date; uid?: string; resourceVersion?: string };
-}
+export { objectKey, type KubeObject };
+
+/** The fields the predicates below read, beyond what the cache keeps for every object. */
+type Watched = KubeObject & { metadata?: { generation?: number; deletionTimestamp?: unknown } };
 
 export interface EventHandler<T> {
   onAdd?(obj: T): void;
@@ -21,17 +20,12 @@ export interface EventSource<T> {
   addEventHandler(handler: EventHandler<T>): void;
 }
 
-export function objectKey(obj: KubeObject): string {
-  const ns = obj.metadata?.namespace;
-  return ns ? `${ns}/${obj.metadata?.name}` : `${obj.metadata?.name}`;
-}
-
 /**
  * controller-runtime's GenerationChangedPredicate, plus what the reconciler also acts on:
  * a deletion starting. Status-only writes (ours included) do not bump generation, so they do
  * not wake the controller. A resync delivers the same object twice and always passes.
  */
-export function generationOrDeletionChanged(oldObj: KubeObject, newObj: KubeObject): boolean {
+export function generationOrDeletionChanged(oldObj: Watched, newObj: Watched): boolean {
   if (oldObj === newObj) return true;
   return (
     oldObj.metadata?.generation !== newObj.metadata?.generation ||

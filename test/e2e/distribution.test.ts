@@ -1,0 +1,152 @@
+/**
+ * The shipped artifacts on the real control plane: the bundle on Node 20 and Node 22, the bundle on
+ * Deno 2 (with the narrow permissions the README documents) and the single executable each run the
+ * Echo flow and hand the Lease over, and print byte-identical --help, --version and errors with the
+ * same exit codes as the operator run from source. The artifacts are built when missing or stale
+ * (scripts/runtimes.ts); the single executable is cached by the hash of its inputs.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { packageVersion } from '../../scripts/build.js';
+import { denoBinary, denoPermissions, ensureBundle, ensureSea, node22Binary } from '../../scripts/runtimes.js';
+import { eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { installCrds, operatorCommand, startOperator, waitReady, type OperatorCommand } from '../support/operator.js';
+
+type Ports = { healthPort: number; metricsPort: number };
+interface Runtime {
+  name: string;
+  slug: string;
+  command?: (ports?: Ports) => string[];
+  skip?: string;
+}
+
+const bundle = await ensureBundle();
+const sea = await ensureSea();
+const node22 = node22Binary();
+const deno = denoBinary();
+
+/** host:port of the API server, for Deno's --allow-net. */
+function apiServerHost(): string {
+  const server = /^\s*server:\s*(\S+)/m.exec(readFileSync(kubeconfig(), 'utf8'))?.[1];
+  if (!server) throw new Error(`no server in ${kubeconfig()}`);
+  return new URL(server).host;
+}
+
+const RUNTIMES: Runtime[] = [
+  { name: 'bundle on Node', slug: 'node', command: () => [process.execPath, bundle] },
+  node22.path
+    ? { name: 'bundle on Node 22', slug: 'node22', command: () => [node22.path!, bundle] }
+    : { name: 'bundle on Node 22', slug: 'node22', skip: node22.reason },
+  {
+    name: 'bundle on Deno',
+    slug: 'deno',
+    command: (ports) => {
+      const listen = ports ? [`0.0.0.0:${ports.healthPort}`, `0.0.0.0:${ports.metricsPort}`] : [];
+      return [deno, 'run', ...denoPermissions({ read: [kubeconfig()], net: [apiServerHost(), ...listen] }), bundle];
+    },
+  },
+  { name: 'single executable', slug: 'sea', command: () => [sea] },
+];
+
+function operator(rt: Runtime): OperatorCommand {
+  return (ports) => rt.command!(ports);
+}
+
+function run(command: string[], args: string[], env: Record<string, string>): { status: number | null; stdout: string; stderr: string } {
+  const [cmd, ...base] = command;
+  const r = spawnSync(cmd!, [...base, ...args], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } });
+  if (r.error) throw r.error;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('every runtime prints the same --help, --version and errors, with the same exit codes, as the source', () => {
+  const cases = [
+    { what: '--help', args: ['--help'], env: {} },
+    { what: '--version', args: ['--version'], env: {} },
+    { what: 'KUBECONFIG at a missing file', args: [], env: { KUBECONFIG: '/nonexistent/echoperator/kubeconfig' } },
+    { what: 'an invalid setting', args: [], env: { NUM_WORKERS: '0' } },
+    { what: 'an unknown flag', args: ['--no-such-flag'], env: {} },
+  ];
+  const reference = operatorCommand();
+  for (const c of cases) {
+    const expected = run(reference, c.args, c.env);
+    for (const rt of RUNTIMES.filter((r) => r.command)) {
+      assert.deepEqual(run(rt.command!(), c.args, c.env), expected, `${rt.name}, ${c.what}`);
+    }
+    if (c.what === '--version') assert.deepEqual(expected, { status: 0, stdout: `${packageVersion()}\n`, stderr: '' });
+    if (c.what === '--help') assert.match(expected.stdout, /^Usage: echoperator \[options\]/);
+    if (c.what.startsWith('KUBECONFIG')) {
+      assert.equal(expected.status, 2);
+      assert.equal(expected.stderr, `error: KUBECONFIG points at /nonexistent/echoperator/kubeconfig, which does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file, or leave it empty to run in-cluster\n`);
+    }
+    if (c.what === 'an invalid setting') assert.equal(expected.status, 2);
+  }
+});
+
+function applyEcho(ns: string, name: string, message: string): void {
+  kubectlOk(['apply', '-f', '-'], {
+    namespace: ns,
+    input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message } }),
+  });
+}
+
+function jobsOf(ns: string, echo: string): any[] {
+  return kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items;
+}
+
+function leaseHolder(ns: string): string | undefined {
+  const r = kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns });
+  return r.code === 0 ? r.stdout : undefined;
+}
+
+for (const rt of RUNTIMES) {
+  const skip = rt.skip ? { skip: rt.skip } : {};
+
+  test(`${rt.name}: an Echo gets its Job and its status`, skip, async (t) => {
+    const ns = testNamespace(t, `dist-echo-${rt.slug}`);
+    installCrds();
+    const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns }, [], operator(rt));
+    await waitReady(op);
+    applyEcho(ns, 'hello', 'Hola, 世界!');
+    const [job] = await eventually('the Job', () => jobsOf(ns, 'hello').length === 1 && jobsOf(ns, 'hello'));
+    const echo = kubectlJson(['get', 'echo', 'hello'], { namespace: ns });
+    assert.equal(job.metadata.ownerReferences[0].uid, echo.metadata.uid);
+    assert.deepEqual(job.spec.template.spec.containers[0].command, ['printf', '%s\\n', 'Hola, 世界!']);
+    const status = await eventually('the Echo status', () => {
+      const s = kubectlJson(['get', 'echo', 'hello'], { namespace: ns }).status;
+      return s?.jobName ? s : undefined;
+    });
+    assert.equal(status.jobName, job.metadata.name);
+    assert.equal(await op.stop('SIGTERM'), 0, op.output().slice(-2000));
+  });
+
+  test(`${rt.name}: the standby takes the Lease when the leader gets SIGTERM`, skip, async (t) => {
+    const ns = testNamespace(t, `dist-ha-${rt.slug}`);
+    installCrds();
+    const env = (id: string) => ({
+      WATCH_NAMESPACES: ns,
+      NAMESPACE: ns,
+      HA_ENABLED: 'true',
+      HA_NODE_ID: id,
+      HA_LEASE_DURATION_SECONDS: '4',
+      HA_RENEW_DEADLINE_SECONDS: '3',
+      HA_RETRY_PERIOD_SECONDS: '1',
+    });
+    const a = await startOperator(t, env('replica-a'), [], operator(rt));
+    await eventually('replica-a leads', () => leaseHolder(ns) === 'replica-a');
+    const b = await startOperator(t, env('replica-b'), [], operator(rt));
+    await eventually('replica-b stands by', () => /leader observed/.test(b.output()) && b.proc.exitCode === null);
+    assert.equal(leaseHolder(ns), 'replica-a');
+
+    const stoppedAt = Date.now();
+    assert.equal(await a.stop('SIGTERM'), 0, a.output().slice(-2000));
+    await eventually('replica-b takes the Lease', () => leaseHolder(ns) === 'replica-b', 20_000, 100);
+    t.diagnostic(`handover took ${Date.now() - stoppedAt} ms after SIGTERM`);
+
+    applyEcho(ns, 'after-handover', 'new leader');
+    await eventually('the new leader reconciles', () => jobsOf(ns, 'after-handover').length === 1);
+    assert.equal(await b.stop('SIGTERM'), 0, b.output().slice(-2000));
+  });
+}

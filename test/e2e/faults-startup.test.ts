@@ -1,0 +1,99 @@
+/**
+ * Starting before the cluster is ready (issue 7): no API server yet, then no CRDs. The operator
+ * says what is wrong once, clearly, with what to do, keeps retrying, and works as soon as the
+ * problem is fixed, without a restart. On a PRIVATE control plane, started late by this file.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { writeKubeconfig } from '../../scripts/controlplane/cluster.js';
+import { generatePki } from '../../scripts/controlplane/pki.js';
+import { eventually } from '../support/kube.js';
+import { freePort, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
+import { echoManifest, logEntries, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
+
+let cp: PrivateControlPlane | undefined;
+const tmp = mkdtempSync(join(tmpdir(), 'echoperator-fault-startup-'));
+
+after(async () => {
+  await cp?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const CANNOT_REACH = 'cannot reach the API server';
+const INSTALL_HINT = 'kubectl apply --server-side -f crds/';
+
+/** Log entries at error level whose message contains `text`. */
+function errorsContaining(op: OperatorProcess, text: string): Record<string, any>[] {
+  return logEntries(op).filter((e) => e.level === 'error' && String(e.msg).includes(text));
+}
+
+async function readyz(op: OperatorProcess): Promise<number> {
+  return (await fetch(`http://127.0.0.1:${op.healthPort}/readyz`)).status;
+}
+
+/** An Echo in a fresh namespace of the private control plane gets its Job. */
+async function echoGetsJob(ns: string): Promise<void> {
+  const k = cp!.kubectl;
+  k.ok(['create', 'namespace', ns]);
+  k.ok(['create', '-f', '-'], { namespace: ns, input: echoManifest('hello', 'Hola, 世界!') });
+  const job = await eventually(
+    'the Echo to get its Job',
+    () => k.json(['get', 'jobs', '-l', 'mmontes.io/echo=hello'], { namespace: ns }).items[0],
+    60_000,
+    500,
+  );
+  assert.equal(job.spec.template.spec.containers[0].command[2], 'Hola, 世界!');
+  await eventually('the Echo status to name it', () => k.json(['get', 'echo', 'hello'], { namespace: ns }).status?.jobName === job.metadata.name);
+}
+
+test('API server unreachable at start: a clear message, retries, then it works once the server is up', { timeout: 180_000 }, async (t) => {
+  // The certificates exist before the server does, so the kubeconfig is the one that will work.
+  const pki = generatePki();
+  const port = await freePort();
+  const kubeconfig = join(tmp, 'kubeconfig');
+  writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, pki);
+  const op = await startOperator(t, { KUBECONFIG: kubeconfig, NAMESPACE: 'default' });
+
+  await eventually('the operator to say it cannot reach the API server', () => errorsContaining(op, CANNOT_REACH).length > 0, 20_000);
+  const [said] = errorsContaining(op, CANNOT_REACH);
+  assert.match(said!.msg, new RegExp(`cannot reach the API server at https://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED.*; retrying`));
+  await sleep(3000);
+  assert.equal(op.proc.exitCode, null, 'it keeps running');
+  assert.equal(await readyz(op), 500, 'not ready while the server is unreachable');
+  assert.equal(errorsContaining(op, CANNOT_REACH).length, 1, 'said once, not at every retry');
+
+  cp = await startPrivateControlPlane({ apiserverPort: port, pki });
+  // The server is up but the CRDs are not installed yet: the next problem, with its remedy.
+  await eventually('the operator to say the CRDs are missing', () => errorsContaining(op, INSTALL_HINT).length > 0, 60_000);
+  assert.match(errorsContaining(op, INSTALL_HINT)[0]!.msg, /echos\.mmontes\.io and scheduledechos\.mmontes\.io are not installed/);
+  cp.installCrds();
+  await waitReady(op, 90_000);
+  await echoGetsJob('late-server');
+  assert.ok(logEntries(op).some((e) => e.msg === 'API server reachable and CRDs installed; starting'));
+  assert.equal(errorsContaining(op, CANNOT_REACH).length, 1);
+  assert.equal(await op.stop('SIGTERM'), 0);
+});
+
+test('CRDs missing: a message naming how to install them, then it works without a restart once they are', { timeout: 180_000 }, async (t) => {
+  assert.ok(cp, 'the control plane of the previous test');
+  const k = cp.kubectl;
+  k.ok(['delete', 'crd', 'echos.mmontes.io', 'scheduledechos.mmontes.io', '--wait=true']);
+  const op = await startOperator(t, { KUBECONFIG: cp.state.kubeconfig, NAMESPACE: 'default' });
+  await eventually('the operator to say the CRDs are missing', () => errorsContaining(op, INSTALL_HINT).length > 0, 30_000);
+  const [said] = errorsContaining(op, INSTALL_HINT);
+  assert.match(said!.msg, /the CustomResourceDefinitions echos\.mmontes\.io and scheduledechos\.mmontes\.io are not installed in https:\/\/127\.0\.0\.1:\d+: install them with `kubectl apply --server-side -f crds\/`/);
+  assert.equal(errorsContaining(op, CANNOT_REACH).length, 0, 'the server itself was reachable');
+  await sleep(3000);
+  assert.equal(op.proc.exitCode, null, 'it keeps running');
+  assert.equal(await readyz(op), 500, 'not ready without CRDs');
+  assert.equal(errorsContaining(op, INSTALL_HINT).length, 1, 'said once, not at every retry');
+
+  cp.installCrds();
+  await waitReady(op, 90_000);
+  await echoGetsJob('late-crds');
+  assert.equal(await op.stop('SIGTERM'), 0);
+});

@@ -1,0 +1,126 @@
+/**
+ * What the fault tests share: a private control plane (for tests that kill, restart, start late
+ * or strip the API server, never the shared one other tests use), kubectl bound to any
+ * kubeconfig, the operator's JSON log lines and /metrics samples, and bulk API calls.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startControlPlane, stopControlPlane, type ControlPlaneState, type StartOptions } from '../../scripts/controlplane/cluster.js';
+import { loadKubeConfig, RestClient } from '../../src/kube/index.js';
+import type { KubectlResult } from './kube.js';
+import type { OperatorProcess } from './operator.js';
+
+export interface Kubectl {
+  kubeconfig: string;
+  run(args: string[], opts?: { input?: string; namespace?: string }): KubectlResult;
+  /** Must succeed; returns stdout. */
+  ok(args: string[], opts?: { input?: string; namespace?: string }): string;
+  json<T = any>(args: string[], opts?: { namespace?: string }): T;
+}
+
+export function kubectlFor(kubeconfig: string): Kubectl {
+  const run = (args: string[], opts: { input?: string; namespace?: string } = {}): KubectlResult => {
+    const full = ['--kubeconfig', kubeconfig, ...(opts.namespace ? ['-n', opts.namespace] : []), ...args];
+    const r = spawnSync('kubectl', full, { input: opts.input, encoding: 'utf8', timeout: 60_000, maxBuffer: 256 << 20 });
+    return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? (r.error ? String(r.error) : '') };
+  };
+  const ok = (args: string[], opts: { input?: string; namespace?: string } = {}): string => {
+    const r = run(args, opts);
+    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
+    return r.stdout;
+  };
+  return { kubeconfig, run, ok, json: (args, opts = {}) => JSON.parse(ok([...args, '-o', 'json'], opts)) };
+}
+
+export interface PrivateControlPlane {
+  state: ControlPlaneState;
+  kubectl: Kubectl;
+  /** Server-side applies crds/ and waits until they are served. */
+  installCrds(): void;
+  stop(): Promise<void>;
+}
+
+/** A control plane of the test's own, in a fresh temporary folder; stop() it in an after hook. */
+export async function startPrivateControlPlane(opts: Omit<StartOptions, 'dir' | 'detached' | 'log'> = {}): Promise<PrivateControlPlane> {
+  const dir = mkdtempSync(join(tmpdir(), 'echoperator-fault-cp-'));
+  const state = await startControlPlane({ ...opts, dir, detached: false, log: () => undefined });
+  const kubectl = kubectlFor(state.kubeconfig);
+  let stopped: Promise<void> | undefined;
+  return {
+    state,
+    kubectl,
+    installCrds: () => installCrdsWith(kubectl),
+    stop: () => (stopped ??= stopControlPlane(state)),
+  };
+}
+
+export function installCrdsWith(kubectl: Kubectl): void {
+  kubectl.ok(['apply', '--server-side', '--force-conflicts', '--field-manager=echoperator-tests', '-f', 'crds/']);
+  kubectl.ok(['wait', '--for=condition=Established', '--timeout=60s', 'crd/echos.mmontes.io', 'crd/scheduledechos.mmontes.io']);
+}
+
+export function echoManifest(name: string, message: string, labels?: Record<string, string>): string {
+  return JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, ...(labels ? { labels } : {}) }, spec: { message } });
+}
+
+/** The operator's JSON log entries (lines that are not JSON are skipped). */
+export function logEntries(op: OperatorProcess): Record<string, any>[] {
+  return op
+    .output()
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, any>];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** The value of one sample on the operator's /metrics (undefined when absent). */
+export async function metricValue(op: OperatorProcess, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+  const text = await (await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`)).text();
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((p) => [p[1], p[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
+
+/** A RestClient for bulk calls (kubectl per object is too slow for hundreds); closed at test end. */
+export function restClient(t: { after(fn: () => unknown): void }, kubeconfig: string): RestClient {
+  const rest = new RestClient(loadKubeConfig(kubeconfig), { userAgent: 'echoperator-fault-tests' });
+  t.after(() => rest.close());
+  return rest;
+}
+
+/** Runs fn over items, at most `width` at a time. */
+export async function pool<T>(items: T[], width: number, fn: (item: T, index: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
+}
+
+/** Jobs that are not being deleted, grouped by the Echo that owns them (by owner uid). */
+export function liveJobsByOwner(jobs: any[]): Map<string, any[]> {
+  const byOwner = new Map<string, any[]>();
+  for (const job of jobs) {
+    if (job.metadata.deletionTimestamp) continue;
+    const owner = job.metadata.ownerReferences?.find((r: any) => r.controller)?.uid ?? '(none)';
+    byOwner.set(owner, [...(byOwner.get(owner) ?? []), job]);
+  }
+  return byOwner;
+}
+
+export const messageOf = (job: any): string => job.spec.template.spec.containers[0].command[2];
