@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Controller, ImmediateStop, type ReconcileContext } from '../../src/runtime/controller/index.js';
+import type { EventHandler } from '../../src/runtime/controller/sources.js';
+import { ItemExponentialFailureRateLimiter } from '../../src/runtime/workqueue/index.js';
+
+class Source<T> {
+  handlers: EventHandler<T>[] = [];
+  addEventHandler(h: EventHandler<T>): void {
+    this.handlers.push(h);
+  }
+}
+
+const obj = (name: string, generation: number, extra: object = {}) => ({ metadata: { name, namespace: 'ns', generation, ...extra } });
+
+describe('Controller', () => {
+  it('enqueues adds, deletes and generation changes of the primary, not status-only updates', () => {
+    const src = new Source<any>();
+    const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchPrimary(src);
+    const h = src.handlers[0]!;
+    h.onUpdate!(obj('a', 1), obj('a', 1, { resourceVersion: '2' }));
+    assert.equal(c.queue.len(), 0, 'status-only change');
+    h.onUpdate!(obj('a', 1), obj('a', 2));
+    h.onAdd!(obj('a', 2));
+    assert.equal(c.queue.len(), 1, 'one key, de-duplicated');
+    h.onDelete!(obj('b', 1));
+    assert.equal(c.queue.len(), 2);
+    const same = obj('c', 1);
+    h.onUpdate!(same, same);
+    assert.equal(c.queue.len(), 3, 'a resync passes');
+  });
+
+  it('maps owned objects to their controller owner of the right kind', () => {
+    const src = new Source<any>();
+    const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchOwned(src, { group: 'mmontes.io', kind: 'Echo' });
+    const owned = (kind: string, controller: boolean) => ({
+      metadata: { name: 'job', namespace: 'ns', ownerReferences: [{ apiVersion: 'mmontes.io/v1alpha1', kind, name: 'owner', uid: 'u', controller }] },
+    });
+    src.handlers[0]!.onAdd!(owned('Echo', false));
+    src.handlers[0]!.onAdd!(owned('ScheduledEcho', true));
+    assert.equal(c.queue.len(), 0);
+    src.handlers[0]!.onAdd!(owned('Echo', true));
+    assert.equal(c.queue.len(), 1);
+  });
+
+  it('never runs one key on two workers, retries failures, and drains in-flight work on stop', async () => {
+    let running = 0;
+    let overlap = false;
+    let calls = 0;
+    const c = new Controller(
+      { name: 't', workers: 4, rateLimiter: new ItemExponentialFailureRateLimiter(1, 10) },
+      {
+        reconcile: async () => {
+          running++;
+          if (running > 1) overlap = true;
+          calls++;
+          await sleep(20);
+          running--;
+          if (calls < 3) throw new Error('transient');
+          return undefined;
+        },
+      },
+    );
+    const stop = new AbortController();
+    const done = c.run(stop.signal, { drainTimeoutMs: 1000 });
+    c.enqueue('ns/a');
+    await sleep(5);
+    c.enqueue('ns/a');
+    c.enqueue('ns/a');
+    await sleep(200);
+    assert.equal(overlap, false);
+    assert.ok(calls >= 3, `failures are retried (calls: ${calls})`);
+    stop.abort();
+    await done;
+  });
+
+  it('aborts in-flight reconciles at once when stopped immediately (leadership lost)', async () => {
+    let seen: AbortSignal | undefined;
+    const c = new Controller({ name: 't', workers: 1 }, {
+      reconcile: (_key: string, ctx: ReconcileContext) => {
+        seen = ctx.signal;
+        return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+      },
+    });
+    const stop = new AbortController();
+    const done = c.run(stop.signal, { drainTimeoutMs: 60_000 });
+    c.enqueue('ns/a');
+    await sleep(10);
+    const started = Date.now();
+    stop.abort(new ImmediateStop('lost'));
+    await done;
+    assert.ok(seen?.aborted);
+    assert.ok(Date.now() - started < 1000, 'did not wait for the drain timeout');
+  });
+});

@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { V1Job } from '@kubernetes/client-node';
+import type { Echo } from '../../src/api/echo.js';
+import { containsDesired } from '../../src/controllers/common/compare.js';
+import { derivedName, nameWithin } from '../../src/controllers/common/naming.js';
+import { desiredJob, jobNameFor } from '../../src/controllers/echo/desired.js';
+import { EchoReconciler } from '../../src/controllers/echo/reconciler.js';
+import { runState } from '../../src/controllers/echo/status.js';
+import { ApiError } from '../../src/kube/errors.js';
+import { nopLogger } from '../../src/observability/logger.js';
+import { Store } from '../../src/runtime/cache/store.js';
+
+function echo(name: string, message: string, extra: Partial<Echo['metadata']> = {}): Echo {
+  return { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, namespace: 'ns', uid: `uid-${name}`, generation: 1, ...extra }, spec: { message } };
+}
+
+/** Records writes; answers POSTs with the body, like the server would (plus a resourceVersion). */
+class FakeApi {
+  writes: { method: string; path: string; body?: any }[] = [];
+  failNext: ApiError | undefined;
+  existing = new Map<string, V1Job>();
+  async request<T>(method: string, path: string, opts: { body?: unknown } = {}): Promise<T> {
+    if (this.failNext) {
+      const err = this.failNext;
+      this.failNext = undefined;
+      throw err;
+    }
+    if (method === 'GET') return this.existing.get(path) as T;
+    this.writes.push({ method, path, body: opts.body });
+    return { ...(opts.body as object), metadata: { ...(opts.body as any).metadata, resourceVersion: '1' } } as T;
+  }
+}
+
+function setup(e: Echo) {
+  const echos = new Store<Echo & { metadata: any }>();
+  echos.add(e as any);
+  const jobs = new Store<V1Job & { metadata: any }>();
+  const api = new FakeApi();
+  const events: string[] = [];
+  const reconciler = new EchoReconciler({
+    echos: echos as any,
+    jobs: jobs as any,
+    api,
+    events: { recordEvent: (_o, _t, reason) => events.push(reason) },
+    jobImage: 'busybox',
+    now: () => new Date('2026-01-01T00:00:00Z'),
+  });
+  const ctx = { log: nopLogger, signal: new AbortController().signal, reconcileID: 'r' };
+  return { echos, jobs, api, events, reconciler, ctx };
+}
+
+describe('Echo naming and desired Job', () => {
+  it('gives the same name for the same Echo and message, another for another message or UID', () => {
+    const a = echo('hello', 'one');
+    assert.equal(jobNameFor(a), jobNameFor(echo('hello', 'one')));
+    assert.notEqual(jobNameFor(a), jobNameFor(echo('hello', 'two')));
+    assert.notEqual(jobNameFor(a), jobNameFor(echo('hello', 'one', { uid: 'other' })));
+  });
+
+  it('keeps long names within 63 characters as a valid label value', () => {
+    const name = jobNameFor(echo('a'.repeat(250), 'x'));
+    assert.ok(name.length <= 63);
+    assert.match(name, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
+    assert.equal(derivedName('dots.in.name', 'h', 63), 'dots-in-name-h');
+    assert.equal(nameWithin('short', 52), 'short');
+    assert.ok(nameWithin('b'.repeat(60), 52).length <= 52);
+  });
+
+  it('runs the message literally, without a shell', () => {
+    const job = desiredJob(echo('x', '$(id) "; rm -rf / `x`'), 'busybox');
+    const c = job.spec!.template.spec!.containers[0]!;
+    assert.deepEqual(c.command, ['printf', '%s\\n', '$(id) "; rm -rf / `x`']);
+    assert.equal(c.args, undefined);
+    assert.equal(job.metadata!.ownerReferences![0]!.controller, true);
+  });
+});
+
+describe('Echo status from its Job', () => {
+  it('maps the Job conditions to phases', () => {
+    assert.equal(runState(undefined).phase, 'Pending');
+    assert.equal(runState({ status: {} }).phase, 'Pending');
+    assert.equal(runState({ status: { startTime: new Date() } }).phase, 'Running');
+    assert.equal(runState({ status: { conditions: [{ type: 'Complete', status: 'True' }] } } as V1Job).phase, 'Succeeded');
+    const failed = runState({ status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] } } as V1Job);
+    assert.equal(failed.phase, 'Failed');
+    assert.equal(failed.succeeded.reason, 'BackoffLimitExceeded');
+  });
+});
+
+describe('EchoReconciler', () => {
+  it('creates one Job, writes status once, and writes nothing when run again over the same state', async () => {
+    const s = setup(echo('hello', 'hi'));
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    assert.deepEqual(s.api.writes.map((w) => w.method), ['POST', 'PATCH']);
+    // The informers deliver what was written.
+    s.jobs.add({ ...s.api.writes[0]!.body, metadata: { ...s.api.writes[0]!.body.metadata, uid: 'job-uid' } });
+    const current = s.echos.get('ns/hello')!;
+    s.echos.update({ ...current, status: s.api.writes[1]!.body.status } as any);
+    s.api.writes = [];
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    assert.deepEqual(s.api.writes, [], 'a second pass over the same state writes nothing');
+    assert.deepEqual(s.events, ['JobCreated']);
+  });
+
+  it('adopts its own Job when the cache lags (AlreadyExists), and refuses a foreign one', async () => {
+    const e = echo('hello', 'hi');
+    const s = setup(e);
+    const name = jobNameFor(e);
+    s.api.failNext = new ApiError(409, 'AlreadyExists', 'exists');
+    s.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, { metadata: { name, ownerReferences: [{ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: 'hello', uid: 'uid-hello', controller: true }] } });
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    assert.deepEqual(s.api.writes.map((w) => w.method), ['PATCH'], 'no second create, only status');
+
+    const t = setup(e);
+    t.api.failNext = new ApiError(409, 'AlreadyExists', 'exists');
+    t.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, { metadata: { name, ownerReferences: [] } });
+    await assert.rejects(t.reconciler.reconcile('ns/hello', t.ctx), /not controlled by this Echo/);
+    const failure = t.api.writes.find((w) => w.path.endsWith('/status'));
+    assert.equal(failure?.body.status.conditions[0].status, 'False');
+    assert.deepEqual(t.events, ['ReconcileFailed']);
+  });
+
+  it('does not run a finished Echo again when its Job is gone, and replaces the Job of an old message', async () => {
+    const e = echo('hello', 'hi');
+    const done = { ...e, status: { phase: 'Succeeded' as const, jobName: jobNameFor(e) } };
+    const s = setup(done);
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    assert.deepEqual(s.api.writes, []);
+
+    const edited = { ...done, spec: { message: 'new' }, metadata: { ...done.metadata, generation: 2 } };
+    const u = setup(edited);
+    u.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'old-job' } } as any);
+    await u.reconciler.reconcile('ns/hello', u.ctx);
+    assert.deepEqual(u.api.writes.map((w) => w.method), ['DELETE', 'POST', 'PATCH']);
+    assert.equal(u.api.writes[0]!.body.preconditions.uid, 'old-job');
+    assert.equal(u.api.writes[1]!.body.metadata.name, jobNameFor(edited));
+  });
+});
+
+describe('containsDesired', () => {
+  it('ignores fields the server added and notices fields that differ', () => {
+    assert.ok(containsDesired({ a: 1, b: { c: [1, { d: 2 }] } }, { a: 1, x: 9, b: { c: [1, { d: 2, e: 3 }] } }));
+    assert.ok(!containsDesired({ a: 1 }, { a: 2 }));
+    assert.ok(!containsDesired({ c: [1, 2] }, { c: [1] }));
+    assert.ok(!containsDesired({ a: { b: 1 } }, {}));
+  });
+});
