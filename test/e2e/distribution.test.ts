@@ -18,7 +18,7 @@ type Ports = { healthPort: number; metricsPort: number };
 interface Runtime {
   name: string;
   slug: string;
-  command?: (ports?: Ports) => string[];
+  command?: (ports?: Ports, kubeconfigPath?: string) => string[];
   skip?: string;
 }
 
@@ -42,9 +42,10 @@ const RUNTIMES: Runtime[] = [
   {
     name: 'bundle on Deno',
     slug: 'deno',
-    command: (ports) => {
+    // --allow-read follows KUBECONFIG, as the README says to run it.
+    command: (ports, kubeconfigPath = kubeconfig()) => {
       const listen = ports ? [`0.0.0.0:${ports.healthPort}`, `0.0.0.0:${ports.metricsPort}`] : [];
-      return [deno, 'run', ...denoPermissions({ read: [kubeconfig()], net: [apiServerHost(), ...listen] }), bundle];
+      return [deno, 'run', ...denoPermissions({ read: [kubeconfigPath], net: [apiServerHost(), ...listen] }), bundle];
     },
   },
   { name: 'single executable', slug: 'sea', command: () => [sea] },
@@ -62,10 +63,11 @@ function run(command: string[], args: string[], env: Record<string, string>): { 
 }
 
 test('every runtime prints the same --help, --version and errors, with the same exit codes, as the source', () => {
-  const cases = [
+  const missing = '/nonexistent/echoperator/kubeconfig';
+  const cases: { what: string; args: string[]; env: Record<string, string> }[] = [
     { what: '--help', args: ['--help'], env: {} },
     { what: '--version', args: ['--version'], env: {} },
-    { what: 'KUBECONFIG at a missing file', args: [], env: { KUBECONFIG: '/nonexistent/echoperator/kubeconfig' } },
+    { what: 'KUBECONFIG at a missing file', args: [], env: { KUBECONFIG: missing } },
     { what: 'an invalid setting', args: [], env: { NUM_WORKERS: '0' } },
     { what: 'an unknown flag', args: ['--no-such-flag'], env: {} },
   ];
@@ -73,16 +75,23 @@ test('every runtime prints the same --help, --version and errors, with the same 
   for (const c of cases) {
     const expected = run(reference, c.args, c.env);
     for (const rt of RUNTIMES.filter((r) => r.command)) {
-      assert.deepEqual(run(rt.command!(), c.args, c.env), expected, `${rt.name}, ${c.what}`);
+      assert.deepEqual(run(rt.command!(undefined, c.env.KUBECONFIG), c.args, c.env), expected, `${rt.name}, ${c.what}`);
     }
     if (c.what === '--version') assert.deepEqual(expected, { status: 0, stdout: `${packageVersion()}\n`, stderr: '' });
     if (c.what === '--help') assert.match(expected.stdout, /^Usage: echoperator \[options\]/);
     if (c.what.startsWith('KUBECONFIG')) {
       assert.equal(expected.status, 2);
-      assert.equal(expected.stderr, `error: KUBECONFIG points at /nonexistent/echoperator/kubeconfig, which does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file, or leave it empty to run in-cluster\n`);
+      assert.equal(expected.stderr, `error: KUBECONFIG points at ${missing}, which does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file, or leave it empty to run in-cluster\n`);
     }
     if (c.what === 'an invalid setting') assert.equal(expected.status, 2);
   }
+});
+
+test('Deno without read access to the kubeconfig fails with a clear message and exit code 2', () => {
+  const r = run([deno, 'run', ...denoPermissions({ read: [] }), bundle], [], { KUBECONFIG: kubeconfig() });
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stdout, '');
+  assert.match(r.stderr, /^error: cannot check \S+: Requires read access to "[^"]+", run again with the --allow-read flag\n$/);
 });
 
 function applyEcho(ns: string, name: string, message: string): void {

@@ -59,8 +59,8 @@ test('API server unreachable at start: a clear message, retries, then it works o
   const op = await startOperator(t, { KUBECONFIG: kubeconfig, NAMESPACE: 'default' });
 
   await eventually('the operator to say it cannot reach the API server', () => errorsContaining(op, CANNOT_REACH).length > 0, 20_000);
-  const [said] = errorsContaining(op, CANNOT_REACH);
-  assert.match(said!.msg, new RegExp(`cannot reach the API server at https://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED.*; retrying`));
+  const [first] = errorsContaining(op, CANNOT_REACH);
+  assert.match(first!.msg, new RegExp(`cannot reach the API server at https://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED.*; retrying`));
   await sleep(3000);
   assert.equal(op.proc.exitCode, null, 'it keeps running');
   assert.equal(await readyz(op), 500, 'not ready while the server is unreachable');
@@ -74,7 +74,10 @@ test('API server unreachable at start: a clear message, retries, then it works o
   await waitReady(op, 90_000);
   await echoGetsJob('late-server');
   assert.ok(logEntries(op).some((e) => e.msg === 'API server reachable and CRDs installed; starting'));
-  assert.equal(errorsContaining(op, CANNOT_REACH).length, 1);
+  // While the server starts it may also answer 503 (paths not installed yet): a different
+  // problem, said once too. What must not happen is the same message at every retry.
+  const said = errorsContaining(op, CANNOT_REACH).map((e) => String(e.msg));
+  assert.equal(new Set(said).size, said.length, `each problem said once:\n${said.join('\n')}`);
   assert.equal(await op.stop('SIGTERM'), 0);
 });
 

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { installCrds, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
+import { apiProxy } from '../support/proxy.js';
 
 const LEASE = { duration: 4, renew: 3, retry: 1 };
 
@@ -121,7 +122,7 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
   await eventually('30 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 30);
   await sleep(500);
   assertOneJobPerEcho(ns, 30);
-  periods.set(third, workPeriods(ops.get(third)!));
+  periods.set(third, await eventually('the third term in the log', () => workPeriods(ops.get(third)!).length > 0 && workPeriods(ops.get(third)!)));
 
   const all = [...periods.entries()].flatMap(([id, ps]) => ps.map(([s, e]) => ({ id, s, e })));
   for (const a of all) {
@@ -130,4 +131,41 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
       assert.ok(a.e < b.s || b.e < a.s, `${a.id} [${a.s}, ${a.e}] overlaps ${b.id} [${b.s}, ${b.e}]`);
     }
   }
+});
+
+test('a leader that cannot renew stops reconciling and exits non-zero; a standby takes over', { timeout: 120_000 }, async (t) => {
+  installCrds();
+  const ns = testNamespace(t, 'ha-cut');
+  const env = (id: string, kubeconfig?: string) => ({
+    WATCH_NAMESPACES: ns,
+    NAMESPACE: ns,
+    HA_ENABLED: 'true',
+    HA_NODE_ID: id,
+    HA_LEASE_DURATION_SECONDS: String(LEASE.duration),
+    HA_RENEW_DEADLINE_SECONDS: String(LEASE.renew),
+    HA_RETRY_PERIOD_SECONDS: String(LEASE.retry),
+    ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
+  });
+  const proxy = await apiProxy(t, true);
+  const leader = await startOperator(t, env('behind-proxy', proxy.kubeconfig));
+  await waitReady(leader);
+  await eventually('it leads', () => holder(ns) === 'behind-proxy');
+  const standby = await startOperator(t, env('standby'));
+  await waitReady(standby);
+
+  const cutAt = Date.now();
+  proxy.cut();
+  const code = await leader.exited;
+  const exitedAfter = Date.now() - cutAt;
+  assert.notEqual(code, 0, 'losing leadership exits non-zero');
+  assert.match(leader.output(), /leadership lost/);
+  t.diagnostic(`the cut-off leader exited ${exitedAfter} ms after the cut (renew deadline ${LEASE.renew} s)`);
+  const lastWork = Math.max(...workPeriods(leader, Date.now()).map(([, e]) => e));
+
+  await eventually('the standby leads', () => holder(ns) === 'standby', 30_000, 50);
+  applyEchos(ns, 0, 5);
+  await eventually('5 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 5);
+  // Log lines reach us through a pipe, a little after the fact.
+  const standbyStart = (await eventually('the standby logged its term', () => workPeriods(standby)[0]))[0];
+  assert.ok(lastWork < standbyStart, 'the old leader had stopped working before the new one started');
 });

@@ -4,12 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { finishJob } from '../support/jobs.js';
+import { apiProxy } from '../support/proxy.js';
 import { installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
 async function metrics(op: OperatorProcess): Promise<string> {
@@ -61,48 +60,11 @@ test('metrics move with reconciles; the leader reports 1 and a standby 0', async
   assert.equal(sample(await metrics(b), 'controller_runtime_reconcile_total', { controller: 'echo' }), 0);
 });
 
-/**
- * A TCP proxy to the API server that holds every connection until opened: the operator starts,
- * cannot list, and must not be ready until it can.
- */
-async function gatedProxy(t: { after(fn: () => unknown): void }, target: URL) {
-  let open = false;
-  const held: Socket[] = [];
-  const forward = (client: Socket): void => {
-    const upstream = connect(Number(target.port), target.hostname);
-    client.pipe(upstream).pipe(client);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-  };
-  const server = createServer((client) => {
-    if (open) forward(client);
-    else {
-      held.push(client);
-      client.on('error', () => undefined);
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => server.close());
-  return {
-    port: (server.address() as { port: number }).port,
-    open: () => {
-      open = true;
-      for (const c of held.splice(0)) c.destroy();
-    },
-  };
-}
-
 test('/readyz fails until the caches have synced, then passes', async (t) => {
   installCrds();
   const ns = testNamespace(t, 'ready');
-  const cfg = JSON.parse(kubectlOk(['config', 'view', '--raw', '--minify', '-o', 'json']));
-  const server = new URL(cfg.clusters[0].cluster.server);
-  const proxy = await gatedProxy(t, server);
-  cfg.clusters[0].cluster.server = `https://127.0.0.1:${proxy.port}`;
-  cfg.clusters[0].cluster['tls-server-name'] = '127.0.0.1';
-  const path = `${kubeconfig()}.proxy-${process.pid}-${Date.now()}`;
-  writeFileSync(path, JSON.stringify(cfg), { mode: 0o600 });
-  const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, KUBECONFIG: path });
+  const proxy = await apiProxy(t, false);
+  const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, KUBECONFIG: proxy.kubeconfig });
   const url = `http://127.0.0.1:${op.healthPort}`;
   const probe = await eventually('the probe server', async () => {
     try {

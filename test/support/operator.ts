@@ -80,7 +80,8 @@ export async function startOperator(
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number>((resolve) =>
-    proc.on('exit', (code, signal) => resolve(code ?? 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : 2))),
+    // 'close', not 'exit': by then everything the process wrote has been read.
+    proc.on('close', (code, signal) => resolve(code ?? 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : 2))),
   );
   t.after(() => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
