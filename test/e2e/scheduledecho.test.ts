@@ -33,6 +33,15 @@ test('a ScheduledEcho gets a CronJob that follows edits and comes back when dele
   assert.equal(cj.metadata.ownerReferences[0].controller, true);
   await eventually('status', () => kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status?.cronJobName === 'tick');
 
+  // The status mirrors the CronJob's schedule time. Writing an old one makes the real cronjob
+  // controller start the run it believes it missed and record that time instead: mirror whatever it holds.
+  kubectlOk(['patch', 'cronjob', 'tick', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { lastScheduleTime: '2026-01-02T03:04:00Z' } })], { namespace: ns });
+  await eventually('lastScheduleTime mirrored in status', () => {
+    const last = cronJob(ns, 'tick')?.status?.lastScheduleTime;
+    return last && kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status?.lastScheduleTime === last;
+  });
+  assert.match(kubectlOk(['get', 'scheduledechos'], { namespace: ns }), /LAST/);
+
   // Edits of the ScheduledEcho propagate.
   applySE(ns, 'tick', { message: 'changed', schedule: '0 * * * *' });
   await eventually('the new schedule and message', () => {
