@@ -87,6 +87,11 @@ export const messageSchema: JSONSchemaProps = {
   description: `Text printed by the run, literally (no shell). 1 to ${MESSAGE_MAX_LENGTH} characters.`,
   minLength: 1,
   maxLength: MESSAGE_MAX_LENGTH,
+  // The message becomes a program argument (printf's), and no argument can hold a NUL: the
+  // server would store the Job, but the container runtime could never start it. Refuse it here.
+  'x-kubernetes-validations': [
+    { rule: "!self.contains('\\u0000')", message: 'must not contain the NUL character (a program argument cannot hold it)' },
+  ],
 };
 
 export interface Condition {

@@ -16,7 +16,7 @@ export class KubeConfigError extends Error {
 export function loadKubeConfig(path: string | undefined): KubeConfig {
   const kc = new KubeConfig();
   if (path) {
-    if (!existsSync(path)) {
+    if (!fileExists(path)) {
       throw new KubeConfigError(`KUBECONFIG points at ${path}, which does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file, or leave it empty to run in-cluster`);
     }
     try {
@@ -24,7 +24,7 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
     } catch (err) {
       throw new KubeConfigError(`KUBECONFIG ${path} is not a valid kubeconfig: ${(err as Error).message}`);
     }
-  } else if (process.env.KUBERNETES_SERVICE_HOST && existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
+  } else if (process.env.KUBERNETES_SERVICE_HOST && fileExists('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
     kc.loadFromCluster();
   } else {
     kc.loadFromDefault();
@@ -33,6 +33,18 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
     throw new KubeConfigError('no Kubernetes cluster configured: set KUBECONFIG (or --kubeconfig), or run in a pod');
   }
   return kc;
+}
+
+/**
+ * existsSync, except that a refusal is a KubeConfigError: on Deno, reading a path outside
+ * --allow-read throws NotCapable instead of answering, which would otherwise end in a stack trace.
+ */
+function fileExists(path: string): boolean {
+  try {
+    return existsSync(path);
+  } catch (err) {
+    throw new KubeConfigError(`cannot check ${path}: ${(err as Error).message}`);
+  }
 }
 
 /** The namespace of this pod when running in-cluster. */

@@ -41,6 +41,11 @@ export class RestClient {
   readonly server: string;
   private readonly url: URL;
   private readonly agent: Agent;
+  /**
+   * Watches hold their socket for minutes: they get an agent of their own without a socket cap,
+   * so that many watches (4 per watched namespace) can never starve requests of connections.
+   */
+  private readonly streamAgent: Agent;
   private readonly userAgent: string;
 
   constructor(
@@ -53,19 +58,31 @@ export class RestClient {
     this.url = new URL(this.server);
     this.userAgent = options.userAgent ?? 'echoperator';
     this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 100, maxFreeSockets: 32 });
+    this.streamAgent = new Agent({ keepAlive: false, maxSockets: Infinity });
   }
 
   /** Sends one request and parses the JSON answer. */
   async request<T = unknown>(method: string, path: string, opts: RequestOpts = {}): Promise<T> {
-    const timeout = AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
-    const { status, text } = await this.send(method, path, opts, signal, async (res) => {
-      const chunks: Buffer[] = [];
-      for await (const chunk of res) chunks.push(chunk as Buffer);
-      return Buffer.concat(chunks).toString('utf8');
-    });
-    if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
-    throw toApiError(method, path, status, text);
+    // Not AbortSignal.any: on Node 20 it leaves an entry on the caller's long-lived signal per
+    // request, a leak of one entry per API call. A controller of our own is released in finally.
+    const deadline = new AbortController();
+    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    const onCallerAbort = (): void => deadline.abort(opts.signal!.reason);
+    if (opts.signal?.aborted) onCallerAbort();
+    else opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    try {
+      const { status, text } = await this.send(method, path, opts, deadline.signal, this.agent, async (res) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of res) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks).toString('utf8');
+      });
+      if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
+      throw toApiError(method, path, status, text);
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onCallerAbort);
+    }
   }
 
   /**
@@ -73,7 +90,7 @@ export class RestClient {
    * the server ends the stream; rejects on transport errors; aborting the signal ends it quietly.
    */
   async stream(path: string, query: Query, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
-    const { status, text } = await this.send('GET', path, { query }, signal, async (res) => {
+    const { status, text } = await this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
       if ((res.statusCode ?? 0) >= 300) {
         const chunks: Buffer[] = [];
         for await (const chunk of res) chunks.push(chunk as Buffer);
@@ -104,6 +121,7 @@ export class RestClient {
   /** Closes idle keep-alive sockets so the process can exit. */
   close(): void {
     this.agent.destroy();
+    this.streamAgent.destroy();
   }
 
   private async send(
@@ -111,6 +129,7 @@ export class RestClient {
     path: string,
     opts: RequestOpts,
     signal: AbortSignal,
+    agent: Agent,
     read: (res: import('node:http').IncomingMessage) => Promise<string>,
   ): Promise<{ status: number; text: string }> {
     const target = new URL(this.url.pathname.replace(/\/$/, '') + path, this.url);
@@ -131,7 +150,7 @@ export class RestClient {
     const reqOptions: RequestOptions = {
       ...options,
       // One agent for all requests: the TLS material is per cluster, so reusing sockets is safe.
-      agent: isHttps ? this.agent : undefined,
+      agent: isHttps ? agent : undefined,
       headers,
       signal,
     };
@@ -147,7 +166,8 @@ export class RestClient {
 }
 
 function transportError(method: string, path: string, err: unknown, signal: AbortSignal): ApiError {
-  const why = signal.aborted && signal.reason instanceof Error && signal.reason.name === 'TimeoutError' ? 'timed out' : (err as Error)?.message ?? String(err);
+  const reason = signal.reason as { name?: string; message?: string } | undefined;
+  const why = signal.aborted && reason?.name === 'TimeoutError' ? (reason.message ?? 'timed out') : (err as Error)?.message ?? String(err);
   return new ApiError(0, 'TransportError', `${method} ${path}: ${why}`, undefined, { cause: err });
 }
 

@@ -161,21 +161,43 @@ export class Manager {
 
     await waitForApi(this.deps.rest, this.log, this.clock, signal);
     const informersStop = new AbortController();
-    const informerRuns = this.informerSets.flatMap((s) => s.run(informersStop.signal));
+    // An informer's run() rejects only on a bug (its own errors are retried forever): stop
+    // everything in order, with the lease released, rather than die of an unhandled rejection.
+    const failed = new AbortController();
+    const informerRuns = this.informerSets.flatMap((s) => s.run(informersStop.signal)).map((run) =>
+      run.catch((err: unknown) => {
+        this.log.error('an informer failed; stopping', { error: err instanceof Error ? err.message : String(err) });
+        failed.abort(err);
+      }),
+    );
+    const stop = AbortSignal.any([signal, failed.signal]);
     try {
-      await this.waitForSync(signal);
-      this.log.info('caches synced', { echos: this.echos.size, scheduledEchos: this.scheduledEchos.size, jobs: this.jobs.size, cronJobs: this.cronJobs.size });
-      if (!this.elector) {
-        await this.runControllers(signal, signal, this.config.shutdownTimeoutMs);
-        return;
-      }
-      // The elector gives leading work until the renew deadline to wind down before it releases.
-      const drainMs = Math.min(this.config.shutdownTimeoutMs, Math.max(0, this.config.leaderElection!.renewDeadlineMs - 1000));
+      await this.runUntil(stop);
+      if (failed.signal.aborted) throw failed.signal.reason;
+    } finally {
+      informersStop.abort();
+      await Promise.allSettled(informerRuns);
+    }
+  }
+
+  private async runUntil(signal: AbortSignal): Promise<void> {
+    await this.waitForSync(signal);
+    this.log.info('caches synced', { echos: this.echos.size, scheduledEchos: this.scheduledEchos.size, jobs: this.jobs.size, cronJobs: this.cronJobs.size });
+    if (!this.elector) {
+      await this.runControllers(signal, signal, this.config.shutdownTimeoutMs);
+      return;
+    }
+    // The elector gives leading work until the renew deadline to wind down before it releases.
+    const drainMs = Math.min(this.config.shutdownTimeoutMs, Math.max(0, this.config.leaderElection!.renewDeadlineMs - 1000));
+    let working: Promise<void> | undefined;
+    const electionEnded = new AbortController();
+    try {
       await this.elector.run(
         {
           onStartedLeading: (leading) => {
             this.log.info('started leading; starting workers');
-            return this.runControllers(leading, signal, drainMs);
+            working = this.runControllers(leading, signal, drainMs, electionEnded.signal);
+            return working;
           },
           onStoppedLeading: () => this.log.info('stopped leading'),
           onNewLeader: (identity) => this.log.info('leader observed', { leader: identity }),
@@ -183,8 +205,9 @@ export class Manager {
         signal,
       );
     } finally {
-      informersStop.abort();
-      await Promise.allSettled(informerRuns);
+      // However the election ended (the lease released, lost or given up), no work outlives it.
+      electionEnded.abort(new ImmediateStop('leader election ended'));
+      await working;
     }
   }
 
@@ -199,13 +222,13 @@ export class Manager {
    * Runs every controller until `leading` aborts. If it aborts while `stop` has not (leadership
    * lost, not a graceful stop), in-flight reconciles are aborted at once.
    */
-  private async runControllers(leading: AbortSignal, stop: AbortSignal, drainMs: number): Promise<void> {
+  private async runControllers(leading: AbortSignal, stop: AbortSignal, drainMs: number, abort?: AbortSignal): Promise<void> {
     const workers = new AbortController();
     const onLeadingEnd = (): void => {
       workers.abort(stop.aborted ? leading.reason : new ImmediateStop(`leadership ended: ${String((leading.reason as Error)?.message ?? leading.reason)}`));
     };
     if (leading.aborted) onLeadingEnd();
     else leading.addEventListener('abort', onLeadingEnd, { once: true });
-    await Promise.all(this.controllers.map((c) => c.run(workers.signal, { drainTimeoutMs: drainMs })));
+    await Promise.all(this.controllers.map((c) => c.run(workers.signal, { drainTimeoutMs: drainMs, abort })));
   }
 }

@@ -100,7 +100,7 @@ export async function startOperator(
 }
 
 /** Polls /readyz until the operator's caches are synced. */
-export async function waitReady(op: OperatorProcess, timeoutMs = 30_000): Promise<void> {
+export async function waitReady(op: OperatorProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (op.proc.exitCode !== null) throw new Error(`operator exited (${op.proc.exitCode}) before it was ready:\n${op.output()}`);

@@ -21,12 +21,16 @@ class FakeApi {
   failNext: ApiError | undefined;
   existing = new Map<string, V1Job>();
   async request<T>(method: string, path: string, opts: { body?: unknown } = {}): Promise<T> {
-    if (this.failNext) {
+    if (this.failNext && method !== 'GET') {
       const err = this.failNext;
       this.failNext = undefined;
       throw err;
     }
-    if (method === 'GET') return this.existing.get(path) as T;
+    if (method === 'GET') {
+      const found = this.existing.get(path);
+      if (!found) throw new ApiError(404, 'NotFound', `${path} not found`);
+      return found as T;
+    }
     this.writes.push({ method, path, body: opts.body });
     return { ...(opts.body as object), metadata: { ...(opts.body as any).metadata, resourceVersion: '1' } } as T;
   }
@@ -37,6 +41,8 @@ function setup(e: Echo) {
   echos.add(e as any);
   const jobs = new Store<V1Job & { metadata: any }>();
   const api = new FakeApi();
+  // What the server holds: the same Echo as the cache (a test may make them differ).
+  api.existing.set(`/apis/mmontes.io/v1alpha1/namespaces/ns/echos/${e.metadata.name}`, e as any);
   const events: string[] = [];
   const reconciler = new EchoReconciler({
     echos: echos as any,
@@ -135,6 +141,28 @@ describe('EchoReconciler', () => {
     assert.deepEqual(u.api.writes.map((w) => w.method), ['DELETE', 'POST', 'PATCH']);
     assert.equal(u.api.writes[0]!.body.preconditions.uid, 'old-job');
     assert.equal(u.api.writes[1]!.body.metadata.name, jobNameFor(edited));
+  });
+
+  it('starts no run when the server says the cache is behind: Echo gone, re-created, deleting, newer, or run finished', async () => {
+    const e = echo('hello', 'hi');
+    const path = '/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello';
+    const server: [string, Echo | undefined][] = [
+      ['gone', undefined],
+      ['re-created', echo('hello', 'hi', { uid: 'another' })],
+      ['deleting', echo('hello', 'hi', { deletionTimestamp: '2026-01-01T00:00:00Z' })],
+      ['newer spec', { ...echo('hello', 'bye', { generation: 2 }) }],
+      ['finished', { ...e, status: { phase: 'Succeeded', jobName: jobNameFor(e) } }],
+    ];
+    for (const [what, live] of server) {
+      const s = setup(e);
+      if (live) s.api.existing.set(path, live as any);
+      else s.api.existing.delete(path);
+      await s.reconciler.reconcile('ns/hello', s.ctx);
+      assert.deepEqual(s.api.writes, [], `${what}: no Job, no status`);
+    }
+    const ok = setup(e);
+    await ok.reconciler.reconcile('ns/hello', ok.ctx);
+    assert.deepEqual(ok.api.writes.map((w) => w.method), ['POST', 'PATCH'], 'in step: the run starts');
   });
 });
 

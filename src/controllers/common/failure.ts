@@ -3,7 +3,7 @@
  * Reconciled=False with the error before the error goes back to the queue for a retry.
  */
 import type { Condition } from '../../api/schema.js';
-import { describeError, isForbidden } from '../../kube/errors.js';
+import { describeError, isConflict, isForbidden } from '../../kube/errors.js';
 import type { ResourceType } from '../../kube/resources.js';
 import type { Logger } from '../../observability/logger.js';
 import { setConditions } from './conditions.js';
@@ -23,13 +23,15 @@ export async function reportFailure<S extends { conditions?: Condition[] }>(
   api: ApiWriter,
   events: EventSink,
   type: ResourceType,
-  obj: { apiVersion?: string; kind?: string; metadata: { name?: string; namespace?: string; generation?: number; uid?: string }; status?: S },
+  obj: { apiVersion?: string; kind?: string; metadata: { name?: string; namespace?: string; generation?: number; uid?: string; resourceVersion?: string }; status?: S },
   conditionType: string,
   err: unknown,
   now: () => Date,
   log: Logger,
   signal: AbortSignal,
 ): Promise<void> {
+  // A conflict only means our copy was stale: the retry recomputes from the newer one.
+  if (isConflict(err)) return;
   events.recordEvent({ ...obj, apiVersion: obj.apiVersion ?? `${type.group}/${type.version}`, kind: obj.kind ?? type.kind }, 'Warning', 'ReconcileFailed', describeError(err).slice(0, 1024));
   const current = obj.status ?? ({} as S);
   const failed = setConditions(current.conditions?.filter((c) => c.type === conditionType), [

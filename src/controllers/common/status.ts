@@ -8,8 +8,7 @@ import type { ApiWriter } from './ports.js';
 
 /**
  * A JSON merge patch from `current` to `desired` (fields that disappeared are set to null), or
- * undefined when they are equal. No resourceVersion precondition: status belongs to us alone,
- * so concurrent spec edits by users cannot make it conflict.
+ * undefined when they are equal.
  */
 export function statusPatch<S extends object>(current: S | undefined, desired: S): Record<string, unknown> | undefined {
   if (current && jsonEqual(desired, current)) return undefined;
@@ -22,7 +21,7 @@ export function statusPatch<S extends object>(current: S | undefined, desired: S
 export async function writeStatus<S extends object>(
   api: ApiWriter,
   type: ResourceType,
-  obj: { metadata: { name?: string; namespace?: string } },
+  obj: { metadata: { name?: string; namespace?: string; resourceVersion?: string } },
   current: S | undefined,
   desired: S,
   signal: AbortSignal,
@@ -30,7 +29,9 @@ export async function writeStatus<S extends object>(
   const patch = statusPatch(current, desired);
   if (!patch) return false;
   await api.request('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
-    body: { status: patch },
+    // The resourceVersion makes the patch conditional: a status computed from a stale copy (the
+    // cache lagging behind our own last write) gets 409 and is recomputed, instead of undoing it.
+    body: { metadata: { resourceVersion: obj.metadata.resourceVersion }, status: patch },
     contentType: 'application/merge-patch+json',
     signal,
   });

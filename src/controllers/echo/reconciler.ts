@@ -3,8 +3,9 @@
  *
  * Guarantees: at most one Job per (Echo, message): the Job's name is derived from both, so a
  * repeated or concurrent create gets AlreadyExists instead of a duplicate. A finished run is not
- * run again; a new message starts one new run and deletes the previous run's Job. Nothing is
- * written when the cluster already matches (a restart writes nothing).
+ * run again; a new message starts one new run and deletes the previous run's Job. A run starts
+ * only once the server confirms the cached Echo still wants it (caches lag; see runStillWanted).
+ * Nothing is written when the cluster already matches (a restart writes nothing).
  */
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../api/echo.js';
@@ -65,6 +66,7 @@ export class EchoReconciler implements Reconciler {
       return;
     }
     if (!job) {
+      if (!(await this.runStillWanted(echo, jobName, ctx))) return;
       job = await this.createJob(echo, ctx);
     }
     const desired = echoStatus(echo, jobName, job, reconciledOk, this.now);
@@ -72,6 +74,35 @@ export class EchoReconciler implements Reconciler {
       ctx.log.debug('status written', { phase: desired.phase });
       if (desired.phase !== echo.status?.phase) this.announce(echo, desired.phase, jobName, job);
     }
+  }
+
+  /**
+   * A run cannot be undone (its pod may print before anyone could delete it), so before starting
+   * one, confirm with the server what the caches say. They are fed by separate watches that can be
+   * out of step: after a re-list (410) the Jobs cache may learn that the garbage collector removed
+   * a Job before the Echos cache learns that its Echo was deleted, and our own status write may
+   * not be cached yet when a finished run's Job disappears. Found by the 410 fault test: without
+   * this, a deleted Echo's Job was made once more. One GET per run; the watch event that brings the
+   * cache up to date enqueues the key again when there is something left to do.
+   */
+  private async runStillWanted(echo: Echo, jobName: string, ctx: ReconcileContext): Promise<boolean> {
+    let live: Echo;
+    try {
+      live = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), { signal: ctx.signal });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      ctx.log.info('not starting a run: the Echo is gone (the cache is behind)', { job: jobName });
+      return false;
+    }
+    const meta = live.metadata;
+    const why =
+      meta.uid !== echo.metadata.uid ? 'the Echo was re-created'
+      : meta.deletionTimestamp ? 'the Echo is being deleted'
+      : meta.generation !== echo.metadata.generation ? 'the Echo has a newer spec'
+      : live.status?.jobName === jobName && isFinished(live.status.phase) ? 'this run already finished'
+      : undefined;
+    if (why) ctx.log.info(`not starting a run: ${why} (the cache is behind)`, { job: jobName });
+    return why === undefined;
   }
 
   private async createJob(echo: Echo, ctx: ReconcileContext): Promise<V1Job> {
@@ -94,7 +125,19 @@ export class EchoReconciler implements Reconciler {
     }
   }
 
-  private async deleteJob(job: V1Job, ctx: ReconcileContext): Promise<void> {
+  /**
+   * Whether this run already finished, by the cached status or, when the cache may lag behind our
+   * own status write (it says the run is ours but not finished), by the server's copy: creating
+   * the Job again would print the message a second time.
+   */
+  private async runFinished(echo: Echo, ctx: ReconcileContext): Promise<boolean> {
+    if (isFinished(echo.status?.phase)) return true;
+    const fresh = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), { signal: ctx.signal });
+    return fresh.metadata.uid === echo.metadata.uid && fresh.status?.jobName === echo.status?.jobName && isFinished(fresh.status?.phase);
+  }
+
+  /** True when this call deleted the Job (false: it was already gone). */
+  private async deleteJob(job: V1Job, ctx: ReconcileContext): Promise<boolean> {
     const { name, namespace, uid } = job.metadata ?? {};
     try {
       await this.deps.api.request('DELETE', resourcePath(JOBS, namespace, name), {
@@ -103,8 +146,10 @@ export class EchoReconciler implements Reconciler {
         signal: ctx.signal,
       });
       ctx.log.info('previous run deleted', { job: name });
+      return true;
     } catch (err) {
       if (!isNotFound(err)) throw err;
+      return false;
     }
   }
 

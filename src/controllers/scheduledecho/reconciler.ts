@@ -7,7 +7,7 @@
  */
 import type { V1CronJob } from '@kubernetes/client-node';
 import type { ScheduledEcho, ScheduledEchoStatus } from '../../api/scheduledecho.js';
-import { isNotFound } from '../../kube/errors.js';
+import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import { CRONJOBS, SCHEDULED_ECHOS, resourcePath } from '../../kube/resources.js';
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
 import { containsDesired } from '../common/compare.js';
@@ -55,11 +55,6 @@ export class ScheduledEchoReconciler implements Reconciler {
     const name = desired.metadata!.name!;
     const ns = se.metadata.namespace!;
     const owned = this.deps.cronJobs.byIndex(CONTROLLER_OWNER_INDEX, se.metadata.uid!);
-    let cronJob = owned.find((c) => c.metadata?.name === name) ?? this.deps.cronJobs.get(`${ns}/${name}`);
-    const ownerUid = cronJob?.metadata?.ownerReferences?.find((r) => r.controller)?.uid;
-    if (cronJob && ownerUid !== se.metadata.uid) {
-      throw new Error(`CronJob ${ns}/${name} already exists and is not controlled by this ScheduledEcho; delete or rename it`);
-    }
 
     for (const stale of owned.filter((c) => c.metadata?.name !== name)) {
       try {
@@ -72,24 +67,58 @@ export class ScheduledEchoReconciler implements Reconciler {
       }
     }
 
-    if (!cronJob || !containsDesired(desired, cronJob)) {
-      const specChanged = se.status?.observedGeneration !== se.metadata.generation;
+    // The cache holds only CronJobs labelled as ours. One it lacks is created, not applied: a
+    // forced apply would take over a same-named CronJob of someone else's.
+    let cronJob = owned.find((c) => c.metadata?.name === name) ?? this.deps.cronJobs.get(`${ns}/${name}`);
+    let change: 'created' | 'changed' | undefined;
+    if (!cronJob) {
+      const result = await this.createCronJob(se, desired, ctx);
+      cronJob = result.cronJob;
+      if (result.created) change = 'created';
+    }
+    if (cronJob.metadata?.ownerReferences?.find((r) => r.controller)?.uid !== se.metadata.uid) {
+      throw new Error(`CronJob ${ns}/${name} already exists and is not controlled by this ScheduledEcho; delete or rename it`);
+    }
+    // Owner references are compared by the check above (others may add theirs beside ours).
+    const { ownerReferences: _ours, ...desiredMeta } = desired.metadata!;
+    if (!containsDesired({ ...desired, metadata: desiredMeta }, cronJob)) {
       cronJob = await api.request<V1CronJob>('PATCH', resourcePath(CRONJOBS, ns, name), {
         query: { fieldManager: FIELD_MANAGER, force: true },
         body: desired,
         contentType: 'application/apply-patch+yaml',
         signal: ctx.signal,
       });
+      change ??= 'changed';
+    }
+    if (change) {
+      const specChanged = se.status?.observedGeneration !== se.metadata.generation;
       const [reason, message] = !se.status?.cronJobName
         ? ['CronJobCreated', `Created CronJob ${name} with schedule "${se.spec.schedule}"`]
-        : specChanged
+        : specChanged && change === 'changed'
           ? ['CronJobUpdated', `Updated CronJob ${name} to the new spec`]
-          : ['CronJobRestored', `Restored CronJob ${name}, which was deleted or changed outside the operator`];
-      ctx.log.info('cronjob applied', { cronJob: name, reason });
+          : ['CronJobRestored', `Restored CronJob ${name}, which was ${change === 'created' ? 'deleted' : 'changed'} outside the operator`];
+      ctx.log.info('cronjob written', { cronJob: name, reason });
       events.recordEvent(se, 'Normal', reason, message);
     }
 
     await writeStatus(api, SCHEDULED_ECHOS, se, se.status, this.status(se, name, cronJob), ctx.signal);
+  }
+
+  /** POST; on AlreadyExists the existing one is returned for the caller's ownership check. */
+  private async createCronJob(se: ScheduledEcho, desired: V1CronJob, ctx: ReconcileContext): Promise<{ cronJob: V1CronJob; created: boolean }> {
+    const ns = se.metadata.namespace!;
+    try {
+      const cronJob = await this.deps.api.request<V1CronJob>('POST', resourcePath(CRONJOBS, ns), {
+        query: { fieldManager: FIELD_MANAGER },
+        body: desired,
+        signal: ctx.signal,
+      });
+      return { cronJob, created: true };
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      const cronJob = await this.deps.api.request<V1CronJob>('GET', resourcePath(CRONJOBS, ns, desired.metadata!.name), { signal: ctx.signal });
+      return { cronJob, created: false };
+    }
   }
 
   private status(se: ScheduledEcho, name: string, cronJob: V1CronJob): ScheduledEchoStatus {

@@ -36,6 +36,8 @@ export interface RunOptions {
    * A signal aborted with an error whose `immediate` is true skips the wait (leadership lost).
    */
   drainTimeoutMs: number;
+  /** Aborting this aborts in-flight reconciles at once, whether or not a drain is under way. */
+  abort?: AbortSignal;
 }
 
 /** Marks a stop reason that must abort in-flight reconciles at once. */
@@ -106,31 +108,37 @@ export class Controller {
   }
 
   /**
-   * Runs the workers until `signal` aborts, then drains: no new keys are handed out, in-flight
-   * reconciles finish (or are aborted after drainTimeoutMs), and the queue is shut down.
+   * Runs the workers until `signal` aborts, then stops: no key is handed out any more (keys still
+   * queued are left to the next leader or the next start, which re-list and queue every object),
+   * in-flight reconciles get drainTimeoutMs to finish, then they are aborted.
    */
   async run(signal: AbortSignal, options: RunOptions): Promise<void> {
     if (this.started) throw new Error(`controller ${this.name}: run() may be called only once`);
     this.started = true;
     const hardStop = new AbortController();
-    const workers = Array.from({ length: this.workers }, () => this.worker(hardStop.signal));
+    const onAbort = (): void => hardStop.abort(options.abort!.reason);
+    if (options.abort?.aborted) onAbort();
+    else options.abort?.addEventListener('abort', onAbort, { once: true });
+    const workers = Promise.allSettled(Array.from({ length: this.workers }, () => this.worker(hardStop.signal)));
     this.log.info('workers started', { workers: this.workers });
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener('abort', () => resolve(), { once: true });
     });
-    const immediate = (signal.reason as { immediate?: boolean } | undefined)?.immediate === true;
-    if (immediate) {
-      hardStop.abort(signal.reason);
-      this.queue.shutDown();
-    } else {
-      const drained = await this.queue.shutDownWithDrain(options.drainTimeoutMs);
-      if (!drained) {
-        this.log.warn('in-flight reconciles did not finish in time; aborting them', { drainTimeoutMs: options.drainTimeoutMs });
-        hardStop.abort(new ImmediateStop('shutdown deadline passed'));
-      }
+    this.queue.shutDown();
+    if ((signal.reason as { immediate?: boolean } | undefined)?.immediate === true) hardStop.abort(signal.reason);
+    const drained = new AbortController();
+    const finished = await Promise.race([
+      workers.then(() => true),
+      this.clock.sleep(options.drainTimeoutMs, drained.signal).then(() => false, () => true),
+    ]);
+    drained.abort();
+    if (!finished) {
+      this.log.warn('in-flight reconciles did not finish in time; aborting them', { drainTimeoutMs: options.drainTimeoutMs });
+      hardStop.abort(new ImmediateStop('shutdown deadline passed'));
     }
-    await Promise.allSettled(workers);
+    await workers;
+    options.abort?.removeEventListener('abort', onAbort);
     this.log.info('workers stopped');
   }
 
