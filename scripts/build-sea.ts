@@ -51,6 +51,9 @@ export function buildSea(options: { force?: boolean } = {}): SeaResult {
   if (!options.force && existsSync(SEA) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) {
     return { path: SEA, bytes: statSync(SEA).size, ms: performance.now() - started, cached: true };
   }
+  if (!readFileSync(node).includes(`${FUSE}:0`)) {
+    throw new Error(`${node} has no single-executable fuse (a distribution's own Node build?): build with an official Node binary`);
+  }
   rmSync(SEA_DIR, { recursive: true, force: true });
   mkdirSync(SEA_DIR, { recursive: true });
   const configPath = resolve(SEA_DIR, 'sea-config.json');

@@ -9,12 +9,13 @@
  * file as CJS. Inside this repository the root package.json says "type": "module", so the build
  * writes a one-line dist/bundle/package.json ({"type": "commonjs"}), which Node and Deno both honour.
  *
- * What the bundle leaves out: client-node's optional native helpers (bufferutil, utf-8-validate),
- * supports-color and node-fetch's `encoding` are replaced by a stub that throws MODULE_NOT_FOUND,
- * which their guarded `try { require(...) } catch {}` already expects, so the bundle never looks in
- * the file system for a module (a single executable could not load one anyway). `punycode` (used by
- * node-fetch's whatwg-url) is the npm package, not Node's deprecated builtin, which prints a
- * deprecation warning on Node 22+ and Deno.
+ * What the bundle leaves out (see STUBS): client-node's optional native helpers (bufferutil,
+ * utf-8-validate), supports-color and node-fetch's `encoding` become a stub that throws
+ * MODULE_NOT_FOUND, which their guarded `try { require(...) } catch {}` already expects, so the
+ * bundle never looks in the file system for a module (a single executable could not load one).
+ * node-fetch's `whatwg-url` becomes the runtime's own URL: node-fetch only falls back to it where
+ * `require('url').URL` is missing (never on Node >= 10 or Deno), and it would bring tr46's 260 KB
+ * table and Node's deprecated `punycode` builtin, which warns on Node 22+ and Deno.
  *
  * The version comes from package.json, or ECHOPERATOR_VERSION for a release build, through the
  * `__ECHOPERATOR_VERSION__` define (see src/version.ts). dist/manifests/ belongs to cdk8s: never
@@ -32,18 +33,24 @@ export const BUNDLE = resolve(BUNDLE_DIR, 'echoperator.js');
 /** The size the bundle must stay under (minified, not gzipped). */
 export const MAX_BUNDLE_BYTES = 1.5 * 1024 * 1024;
 
-/** Optional dependencies resolved to a stub that throws, as if they were not installed. */
-const OPTIONAL = ['bufferutil', 'utf-8-validate', 'supports-color', 'encoding'];
+const missing = (name: string): string =>
+  `throw Object.assign(new Error("Cannot find module '${name}' (left out of the echoperator bundle)"), { code: 'MODULE_NOT_FOUND' });`;
 
-const optionalStub: esbuild.Plugin = {
-  name: 'optional-stub',
+/** Modules the bundle replaces, with what it puts in their place. */
+const STUBS: Record<string, string> = {
+  bufferutil: missing('bufferutil'),
+  'utf-8-validate': missing('utf-8-validate'),
+  'supports-color': missing('supports-color'),
+  encoding: missing('encoding'),
+  'whatwg-url': "exports.URL = require('node:url').URL;",
+};
+
+const stubs: esbuild.Plugin = {
+  name: 'stubs',
   setup(build) {
-    const filter = new RegExp(`^(${OPTIONAL.join('|')})$`);
-    build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'optional-stub' }));
-    build.onLoad({ filter: /.*/, namespace: 'optional-stub' }, (args) => ({
-      loader: 'js',
-      contents: `throw Object.assign(new Error("Cannot find module '${args.path}' (left out of the echoperator bundle)"), { code: 'MODULE_NOT_FOUND' });`,
-    }));
+    const filter = new RegExp(`^(${Object.keys(STUBS).join('|')})$`);
+    build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'stub' }));
+    build.onLoad({ filter: /.*/, namespace: 'stub' }, (args) => ({ loader: 'js', contents: STUBS[args.path] }));
   },
 };
 
@@ -75,8 +82,7 @@ export async function buildBundle(version = process.env.ECHOPERATOR_VERSION || p
     sourcemap: true,
     legalComments: 'eof',
     define: { __ECHOPERATOR_VERSION__: JSON.stringify(version) },
-    alias: { punycode: resolve(ROOT, 'node_modules/punycode/punycode.js') },
-    plugins: [optionalStub],
+    plugins: [stubs],
     logLevel: 'warning',
   });
   writeFileSync(resolve(BUNDLE_DIR, 'package.json'), '{"type":"commonjs"}\n');

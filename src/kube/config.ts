@@ -3,6 +3,8 @@
  * authentication (kubeconfig files, in-cluster service account, exec plugins, token refresh).
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 
 export class KubeConfigError extends Error {
@@ -27,7 +29,13 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
   } else if (process.env.KUBERNETES_SERVICE_HOST && fileExists('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
     kc.loadFromCluster();
   } else {
-    kc.loadFromDefault();
+    // client-node's fallback without any kubeconfig is http://localhost:8080, which would retry
+    // forever against nothing; say what is missing instead.
+    const home = join(homedir(), '.kube', 'config');
+    if (!fileExists(home)) {
+      throw new KubeConfigError(`no Kubernetes cluster configured: KUBECONFIG is empty, this is not a pod, and ${home} does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file`);
+    }
+    kc.loadFromFile(home);
   }
   if (!kc.getCurrentCluster()) {
     throw new KubeConfigError('no Kubernetes cluster configured: set KUBECONFIG (or --kubeconfig), or run in a pod');

@@ -4,7 +4,8 @@
  * kubeconfig, the operator's JSON log lines and /metrics samples, and bulk API calls.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startControlPlane, stopControlPlane, type ControlPlaneState, type StartOptions } from '../../scripts/controlplane/cluster.js';
@@ -32,6 +33,30 @@ export function kubectlFor(kubeconfig: string): Kubectl {
     return r.stdout;
   };
   return { kubeconfig, run, ok, json: (args, opts = {}) => JSON.parse(ok([...args, '-o', 'json'], opts)) };
+}
+
+/**
+ * A free loopback port that nothing will take by chance while a test holds it unused for a while:
+ * below the kernel's ephemeral range, which outgoing connections (and freePort) draw from.
+ */
+export async function reservablePort(): Promise<number> {
+  let ephemeralStart = 32768;
+  try {
+    ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralStart;
+  } catch {
+    /* not Linux: the usual default */
+  }
+  const low = Math.min(20_000, ephemeralStart - 1000);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = low + Math.floor(Math.random() * (ephemeralStart - low));
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('no free port below the ephemeral range');
 }
 
 export interface PrivateControlPlane {
@@ -65,8 +90,13 @@ export function echoManifest(name: string, message: string, labels?: Record<stri
   return JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, ...(labels ? { labels } : {}) }, spec: { message } });
 }
 
-/** The operator's JSON log entries (lines that are not JSON are skipped). */
-export function logEntries(op: OperatorProcess): Record<string, any>[] {
+/**
+ * The operator's JSON log entries so far (lines that are not JSON are skipped). Waits a moment
+ * first: the tests' kubectl calls are synchronous and block the event loop, so what the operator
+ * wrote meanwhile may still sit unread in its stderr pipe.
+ */
+export async function logEntries(op: OperatorProcess): Promise<Record<string, any>[]> {
+  await new Promise((r) => setTimeout(r, 250));
   return op
     .output()
     .split('\n')

@@ -4,6 +4,7 @@ import type { V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { containsDesired } from '../../src/controllers/common/compare.js';
 import { derivedName, nameWithin } from '../../src/controllers/common/naming.js';
+import { CONFLICT_REQUEUE_MS } from '../../src/controllers/common/failure.js';
 import { desiredJob, jobNameFor } from '../../src/controllers/echo/desired.js';
 import { EchoReconciler } from '../../src/controllers/echo/reconciler.js';
 import { runState } from '../../src/controllers/echo/status.js';
@@ -141,6 +142,18 @@ describe('EchoReconciler', () => {
     assert.deepEqual(u.api.writes.map((w) => w.method), ['DELETE', 'POST', 'PATCH']);
     assert.equal(u.api.writes[0]!.body.preconditions.uid, 'old-job');
     assert.equal(u.api.writes[1]!.body.metadata.name, jobNameFor(edited));
+  });
+
+  it('a status write that conflicts (the cache was behind) is looked at again shortly, not counted as a failure', async () => {
+    const e = echo('hello', 'hi');
+    const s = setup(e);
+    s.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'job-uid' } } as any);
+    s.api.failNext = new ApiError(409, 'Conflict', 'Operation cannot be fulfilled on echos.mmontes.io "hello": the object has been modified');
+    assert.deepEqual(await s.reconciler.reconcile('ns/hello', s.ctx), { requeueAfterMs: CONFLICT_REQUEUE_MS });
+    assert.deepEqual(s.events, [], 'no ReconcileFailed Event');
+    assert.deepEqual(s.api.writes, [], 'no failure condition written');
+    s.api.failNext = new ApiError(500, 'InternalError', 'boom');
+    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /boom/, 'other errors still fail the reconcile');
   });
 
   it('starts no run when the server says the cache is behind: Echo gone, re-created, deleting, newer, or run finished', async () => {

@@ -10,6 +10,24 @@ import { setConditions } from './conditions.js';
 import type { ApiWriter, EventSink } from './ports.js';
 import { writeStatus } from './status.js';
 
+/** How soon to look again after a conditional write found our copy stale (see requeueOnConflict). */
+export const CONFLICT_REQUEUE_MS = 200;
+
+/**
+ * Status writes are conditional on the cached resourceVersion, so a 409 Conflict only means the
+ * cache was behind (our own previous write, or another client's edit): not a failure. The outcome
+ * looks again shortly, once the watch has brought the newer copy (a status-only change wakes no
+ * one, so the key must be requeued), and the write is recomputed from it. Undefined for any other
+ * error. Found by the fault tests: without this, the second reconcile of nearly every new object
+ * (woken by its Job's creation before the cache saw our first status write) was counted in
+ * controller_runtime_reconcile_errors_total and logged as "reconcile failed".
+ */
+export function requeueOnConflict(err: unknown, log: Logger): { requeueAfterMs: number } | undefined {
+  if (!isConflict(err)) return undefined;
+  log.debug('our copy was stale (409 Conflict); looking again', { error: describeError(err) });
+  return { requeueAfterMs: CONFLICT_REQUEUE_MS };
+}
+
 export function failureReason(err: unknown): string {
   if (isForbidden(err)) return 'Forbidden';
   return (err as { reason?: string })?.reason && /^[A-Za-z]+$/.test((err as { reason: string }).reason) ? (err as { reason: string }).reason : 'ReconcileError';

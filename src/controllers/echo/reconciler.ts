@@ -12,7 +12,7 @@ import type { Echo } from '../../api/echo.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import { ECHOS, JOBS, resourcePath } from '../../kube/resources.js';
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
-import { reportFailure } from '../common/failure.js';
+import { reportFailure, requeueOnConflict } from '../common/failure.js';
 import { CONTROLLER_OWNER_INDEX, type ApiWriter, type EventSink, type ObjectCache } from '../common/ports.js';
 import { writeStatus } from '../common/status.js';
 import { desiredJob, jobNameFor } from './desired.js';
@@ -41,9 +41,10 @@ export class EchoReconciler implements Reconciler {
     try {
       await this.reconcileEcho(withKind(echo), ctx);
     } catch (err) {
-      if (!ctx.signal.aborted) {
-        await reportFailure(this.deps.api, this.deps.events, ECHOS, echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal);
-      }
+      if (ctx.signal.aborted) throw err;
+      const stale = requeueOnConflict(err, ctx.log);
+      if (stale) return stale;
+      await reportFailure(this.deps.api, this.deps.events, ECHOS, echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal);
       throw err;
     }
     return undefined;
