@@ -8,6 +8,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { exitWithError } from './controlplane/errors.js';
 import { acquireControlPlane } from './controlplane/session.js';
+import { ensureBundle } from './runtimes.js';
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir)
@@ -26,12 +27,18 @@ async function main(): Promise<void> {
   const needsCluster = files.some((f) => !relative('test', f).startsWith('unit'));
   const lease = needsCluster ? await acquireControlPlane() : undefined;
   if (lease) console.error(`tests: using ${lease.describe}`);
+  // End-to-end tests run the operator as it ships: the bundle, built from the current sources.
+  const bundle = needsCluster && !process.env.ECHOPERATOR_CMD ? await ensureBundle() : undefined;
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files],
     {
       stdio: 'inherit',
-      env: { ...process.env, ...(lease ? { KUBECONFIG: lease.kubeconfig, ECHOPERATOR_TEST_CLUSTER: '1' } : {}) },
+      env: {
+        ...process.env,
+        ...(lease ? { KUBECONFIG: lease.kubeconfig, ECHOPERATOR_TEST_CLUSTER: '1' } : {}),
+        ...(bundle ? { ECHOPERATOR_TEST_BUNDLE: bundle } : {}),
+      },
     },
   );
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => child.kill(s));

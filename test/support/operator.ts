@@ -45,6 +45,10 @@ export function freePort(): Promise<number> {
 export function operatorCommand(): string[] {
   const custom = process.env.ECHOPERATOR_CMD;
   if (custom) return JSON.parse(custom) as string[];
+  // `npm test` builds the bundle once (seconds) instead of every process compiling the sources
+  // (seconds each); either runs the same code.
+  const bundle = process.env.ECHOPERATOR_TEST_BUNDLE;
+  if (bundle) return [process.execPath, '--enable-source-maps', bundle];
   return [process.execPath, '--import', 'tsx', 'src/main.ts'];
 }
 
