@@ -81,8 +81,8 @@ test('Job success and failure show in the Echo; a new message runs once more; de
   applyEcho(ns, 'bad', 'will fail');
   const [okJob] = await eventually('Job ok', () => jobsOf(ns, 'ok').length === 1 && jobsOf(ns, 'ok'));
   const [badJob] = await eventually('Job bad', () => jobsOf(ns, 'bad').length === 1 && jobsOf(ns, 'bad'));
-  finishJob(ns, okJob.metadata.name, 'succeeded');
-  finishJob(ns, badJob.metadata.name, 'failed');
+  await finishJob(ns, okJob.metadata.name, 'succeeded');
+  await finishJob(ns, badJob.metadata.name, 'failed');
   const ok = await eventually('ok Succeeded', () => getEcho(ns, 'ok').status?.phase === 'Succeeded' && getEcho(ns, 'ok'));
   assert.ok(ok.status.completionTime);
   assert.equal(ok.status.conditions.find((c: any) => c.type === 'Succeeded').status, 'True');

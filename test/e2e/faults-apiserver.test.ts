@@ -40,8 +40,9 @@ function createEchos(k: Kubectl, ns: string, names: string[], message: (name: st
 
 /**
  * What is wrong with namespace ns right now (empty = converged): every Echo has exactly one live
- * Job, printing its current message, named in its status for its current generation; no live Job
- * belongs to an Echo that is gone.
+ * Job, printing its current message, named in its status for its current generation. (Jobs of
+ * deleted Echos are the garbage collector's business, which takes its own time after an apiserver
+ * restart: the tests check instead that the operator made none.)
  */
 function problems(k: Kubectl, ns: string): string[] {
   const echos = k.json(['get', 'echos'], { namespace: ns }).items as any[];
@@ -60,7 +61,6 @@ function problems(k: Kubectl, ns: string): string[] {
     if (echo.status?.jobName !== job.metadata.name) out.push(`${name}: status.jobName ${echo.status?.jobName} != ${job.metadata.name}`);
     if (echo.status?.observedGeneration !== echo.metadata.generation) out.push(`${name}: observedGeneration ${echo.status?.observedGeneration} != ${echo.metadata.generation}`);
   }
-  for (const [owner, jobs] of byOwner) out.push(`Jobs of a missing Echo ${owner}: ${jobs.map((j) => j.metadata.name).join(', ')}`);
   return out;
 }
 
@@ -100,6 +100,7 @@ test('kube-apiserver killed and restarted: the operator survives, reconnects, an
   const before = Array.from({ length: 8 }, (_, i) => `a${i}`);
   createEchos(k, ns, before, (n) => `before the outage: ${n}`);
   await converged(k, ns);
+  const doomed = ['a3', 'a4'].map((n) => jobOf(k, ns, n).metadata.name);
 
   await killApiserver(cp!.state, 'SIGKILL');
   await sleep(6000);
@@ -120,12 +121,17 @@ test('kube-apiserver killed and restarted: the operator survives, reconnects, an
   const names = k.json(['get', 'echos'], { namespace: ns }).items.map((e: any) => e.metadata.name).sort();
   assert.deepEqual(names, [...before.filter((n) => n !== 'a3' && n !== 'a4'), ...afterOutage].sort());
   for (const n of ['a0', 'a1', 'a2']) assert.equal(messageOf(jobOf(k, ns, n)), `edited after the outage: ${n}`);
+  const leftOfDeleted = k.json(['get', 'jobs', '-l', 'mmontes.io/echo in (a3,a4)'], { namespace: ns }).items.map((j: any) => j.metadata.name);
+  assert.ok(leftOfDeleted.every((j: string) => doomed.includes(j)), `no new Job for a deleted Echo: ${leftOfDeleted}`);
   assert.equal(op.proc.exitCode, null, 'the operator never exited');
-  const logs = logEntries(op);
+  const logs = await logEntries(op);
   assert.ok(
     logs.some((e) => e.informer === `echos/${ns}` && /watch failed|list failed|410/.test(e.msg)),
     'the echos informer noticed the outage',
   );
+  const created = logs.filter((e) => e.msg === 'job created').map((e) => String(e.job));
+  assert.equal(created.length, new Set(created).size, 'no Job created twice');
+  assert.equal(created.length, before.length + afterOutage.length + 3, 'one create per Echo and message');
   // No error loop after recovery: the reconciles that failed while the server was down are few.
   const errors = (await metricValue(op, 'controller_runtime_reconcile_errors_total', { controller: 'echo' })) ?? NaN;
   assert.ok(errors <= 20, `reconcile errors bounded (${errors})`);
@@ -152,6 +158,7 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
   await converged(k, ns);
   await eventually('c3 Job started by the job controller', () => jobOf(k, ns, 'c3').status?.startTime);
   const c0Job = jobOf(k, ns, 'c0').metadata.name;
+  const c1Job = jobOf(k, ns, 'c1').metadata.name;
   const c2Job = jobOf(k, ns, 'c2').metadata.name;
   const c3Job = jobOf(k, ns, 'c3').metadata.name;
   assert.equal(await metricValue(op, 'informer_relists_total', { informer: `echos/${ns}` }), 0, 'no re-list before the fault');
@@ -164,7 +171,9 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
   const later = ['d0', 'd1', 'd2', 'd3', 'd4'];
   createEchos(k, ns, later, (n) => `while asleep: ${n}`);
   k.ok(['patch', 'echo', 'c0', '--type=merge', '-p', JSON.stringify({ spec: { message: 'c0, second message' } })], { namespace: ns });
+  // c1 goes with its Job, as the garbage collector would do it (it takes its time after a restart).
   k.ok(['delete', 'echo', 'c1', '--wait=false'], { namespace: ns });
+  k.ok(['delete', 'job', c1Job, '--wait=true', '--ignore-not-found'], { namespace: ns });
   k.ok(['delete', 'job', c2Job, '--wait=true'], { namespace: ns });
   completeJob(k, ns, c3Job);
   op.proc.kill('SIGCONT');
@@ -182,7 +191,7 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
     assert.ok(((await metricValue(op, 'informer_relists_total', { informer })) ?? 0) >= 1, `${informer} re-listed`);
     assert.ok(((await metricValue(op, 'informer_watch_errors_total', { informer, reason: 'gone' })) ?? 0) >= 1, `${informer} got 410`);
   }
-  const logs = logEntries(op);
+  const logs = await logEntries(op);
   assert.ok(
     logs.some((e) => e.informer === `echos/${ns}` && e.msg === 'watch resourceVersion expired (410); re-listing'),
     'the echos informer logged the 410 re-list',
@@ -192,5 +201,8 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
   for (const e of logs) if (e.msg === 'job created') created.set(e.job, (created.get(e.job) ?? 0) + 1);
   for (const [job, n] of created) assert.equal(n, job === c2Job ? 2 : 1, `Job ${job} created ${n} times`);
   assert.equal(created.size, first.length + later.length + 1, 'one create per Echo and message');
+  assert.equal(k.json(['get', 'jobs', '-l', 'mmontes.io/echo=c1'], { namespace: ns }).items.length, 0, 'no Job for the deleted Echo');
+  const refused = (await logEntries(op)).filter((e) => String(e.msg).startsWith('not starting a run')).length;
+  t.diagnostic(`runs not started because the server contradicted the cache: ${refused}`);
   assert.equal(await op.stop('SIGTERM'), 0);
 });

@@ -12,8 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { writeKubeconfig } from '../../scripts/controlplane/cluster.js';
 import { generatePki } from '../../scripts/controlplane/pki.js';
 import { eventually } from '../support/kube.js';
-import { freePort, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
-import { echoManifest, logEntries, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
+import { startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
+import { echoManifest, logEntries, reservablePort, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
 
 let cp: PrivateControlPlane | undefined;
 const tmp = mkdtempSync(join(tmpdir(), 'echoperator-fault-startup-'));
@@ -27,8 +27,8 @@ const CANNOT_REACH = 'cannot reach the API server';
 const INSTALL_HINT = 'kubectl apply --server-side -f crds/';
 
 /** Log entries at error level whose message contains `text`. */
-function errorsContaining(op: OperatorProcess, text: string): Record<string, any>[] {
-  return logEntries(op).filter((e) => e.level === 'error' && String(e.msg).includes(text));
+async function errorsContaining(op: OperatorProcess, text: string): Promise<Record<string, any>[]> {
+  return (await logEntries(op)).filter((e) => e.level === 'error' && String(e.msg).includes(text));
 }
 
 async function readyz(op: OperatorProcess): Promise<number> {
@@ -53,47 +53,48 @@ async function echoGetsJob(ns: string): Promise<void> {
 test('API server unreachable at start: a clear message, retries, then it works once the server is up', { timeout: 180_000 }, async (t) => {
   // The certificates exist before the server does, so the kubeconfig is the one that will work.
   const pki = generatePki();
-  const port = await freePort();
+  const port = await reservablePort();
   const kubeconfig = join(tmp, 'kubeconfig');
   writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, pki);
   const op = await startOperator(t, { KUBECONFIG: kubeconfig, NAMESPACE: 'default' });
 
-  await eventually('the operator to say it cannot reach the API server', () => errorsContaining(op, CANNOT_REACH).length > 0, 20_000);
-  const [first] = errorsContaining(op, CANNOT_REACH);
+  await eventually('the operator to say it cannot reach the API server', async () => (await errorsContaining(op, CANNOT_REACH)).length > 0, 60_000);
+  const [first] = await errorsContaining(op, CANNOT_REACH);
   assert.match(first!.msg, new RegExp(`cannot reach the API server at https://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED.*; retrying`));
   await sleep(3000);
   assert.equal(op.proc.exitCode, null, 'it keeps running');
   assert.equal(await readyz(op), 500, 'not ready while the server is unreachable');
-  assert.equal(errorsContaining(op, CANNOT_REACH).length, 1, 'said once, not at every retry');
+  assert.equal((await errorsContaining(op, CANNOT_REACH)).length, 1, 'said once, not at every retry');
 
   cp = await startPrivateControlPlane({ apiserverPort: port, pki });
   // The server is up but the CRDs are not installed yet: the next problem, with its remedy.
-  await eventually('the operator to say the CRDs are missing', () => errorsContaining(op, INSTALL_HINT).length > 0, 60_000);
-  assert.match(errorsContaining(op, INSTALL_HINT)[0]!.msg, /echos\.mmontes\.io and scheduledechos\.mmontes\.io are not installed/);
+  await eventually('the operator to say the CRDs are missing', async () => (await errorsContaining(op, INSTALL_HINT)).length > 0, 60_000);
+  assert.match((await errorsContaining(op, INSTALL_HINT))[0]!.msg, /echos\.mmontes\.io and scheduledechos\.mmontes\.io are not installed/);
   cp.installCrds();
   await waitReady(op, 90_000);
   await echoGetsJob('late-server');
-  assert.ok(logEntries(op).some((e) => e.msg === 'API server reachable and CRDs installed; starting'));
+  assert.ok((await logEntries(op)).some((e) => e.msg === 'API server reachable and CRDs installed; starting'));
   // While the server starts it may also answer 503 (paths not installed yet): a different
   // problem, said once too. What must not happen is the same message at every retry.
-  const said = errorsContaining(op, CANNOT_REACH).map((e) => String(e.msg));
+  const said = (await errorsContaining(op, CANNOT_REACH)).map((e) => String(e.msg));
   assert.equal(new Set(said).size, said.length, `each problem said once:\n${said.join('\n')}`);
   assert.equal(await op.stop('SIGTERM'), 0);
 });
 
 test('CRDs missing: a message naming how to install them, then it works without a restart once they are', { timeout: 180_000 }, async (t) => {
-  assert.ok(cp, 'the control plane of the previous test');
+  // The previous test's control plane, now without the CRDs (or a fresh one if that test failed early).
+  cp ??= await startPrivateControlPlane();
   const k = cp.kubectl;
-  k.ok(['delete', 'crd', 'echos.mmontes.io', 'scheduledechos.mmontes.io', '--wait=true']);
+  k.ok(['delete', 'crd', 'echos.mmontes.io', 'scheduledechos.mmontes.io', '--wait=true', '--ignore-not-found']);
   const op = await startOperator(t, { KUBECONFIG: cp.state.kubeconfig, NAMESPACE: 'default' });
-  await eventually('the operator to say the CRDs are missing', () => errorsContaining(op, INSTALL_HINT).length > 0, 30_000);
-  const [said] = errorsContaining(op, INSTALL_HINT);
+  await eventually('the operator to say the CRDs are missing', async () => (await errorsContaining(op, INSTALL_HINT)).length > 0, 60_000);
+  const [said] = await errorsContaining(op, INSTALL_HINT);
   assert.match(said!.msg, /the CustomResourceDefinitions echos\.mmontes\.io and scheduledechos\.mmontes\.io are not installed in https:\/\/127\.0\.0\.1:\d+: install them with `kubectl apply --server-side -f crds\/`/);
-  assert.equal(errorsContaining(op, CANNOT_REACH).length, 0, 'the server itself was reachable');
+  assert.equal((await errorsContaining(op, CANNOT_REACH)).length, 0, 'the server itself was reachable');
   await sleep(3000);
   assert.equal(op.proc.exitCode, null, 'it keeps running');
   assert.equal(await readyz(op), 500, 'not ready without CRDs');
-  assert.equal(errorsContaining(op, INSTALL_HINT).length, 1, 'said once, not at every retry');
+  assert.equal((await errorsContaining(op, INSTALL_HINT)).length, 1, 'said once, not at every retry');
 
   cp.installCrds();
   await waitReady(op, 90_000);

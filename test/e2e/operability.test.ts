@@ -91,7 +91,7 @@ test('Events show a run that succeeded and one that failed; a failing loop makes
   applyEcho(ns, 'bad', 'not ok');
   for (const [echo, outcome] of [['good', 'succeeded'], ['bad', 'failed']] as const) {
     const job = await eventually(`Job of ${echo}`, () => kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items[0]);
-    finishJob(ns, job.metadata.name, outcome);
+    await finishJob(ns, job.metadata.name, outcome);
   }
   const reasons = (name: string) =>
     kubectlJson(['get', 'events', '--field-selector', `involvedObject.name=${name},involvedObject.kind=Echo`], { namespace: ns }).items.map((e: any) => e.reason);

@@ -3,9 +3,14 @@
  * writing, through its status subresource, what the job controller writes when the pod succeeded
  * or used up its retries (the server validates these status transitions).
  */
-import { kubectlOk } from './kube.js';
+import { eventually, kubectlJson, kubectlOk } from './kube.js';
 
-export function finishJob(namespace: string, job: string, outcome: 'succeeded' | 'failed'): void {
+/**
+ * Waits until the real job controller has started the Job (it writes startTime, which a finished
+ * Job must keep), then records the outcome.
+ */
+export async function finishJob(namespace: string, job: string, outcome: 'succeeded' | 'failed'): Promise<void> {
+  await eventually(`the job controller to start Job ${job}`, () => kubectlJson(['get', 'job', job], { namespace }).status?.startTime, 60_000);
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   const condition = (type: string, reason: string, message: string) => ({ type, status: 'True', reason, message, lastProbeTime: now, lastTransitionTime: now });
   const status =

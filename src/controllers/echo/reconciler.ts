@@ -56,8 +56,9 @@ export class EchoReconciler implements Reconciler {
     const owned = this.deps.jobs.byIndex(CONTROLLER_OWNER_INDEX, echo.metadata.uid!);
 
     for (const stale of owned.filter((j) => j.metadata?.name !== jobName)) {
-      await this.deleteJob(stale, ctx);
-      events.recordEvent(echo, 'Normal', 'PreviousRunDeleted', `Deleted Job ${stale.metadata?.name} of the previous message`);
+      if (await this.deleteJob(stale, ctx)) {
+        events.recordEvent(echo, 'Normal', 'PreviousRunDeleted', `Deleted Job ${stale.metadata?.name} of the previous message`);
+      }
     }
 
     let job = owned.find((j) => j.metadata?.name === jobName);
@@ -124,17 +125,6 @@ export class EchoReconciler implements Reconciler {
       }
       return existing;
     }
-  }
-
-  /**
-   * Whether this run already finished, by the cached status or, when the cache may lag behind our
-   * own status write (it says the run is ours but not finished), by the server's copy: creating
-   * the Job again would print the message a second time.
-   */
-  private async runFinished(echo: Echo, ctx: ReconcileContext): Promise<boolean> {
-    if (isFinished(echo.status?.phase)) return true;
-    const fresh = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), { signal: ctx.signal });
-    return fresh.metadata.uid === echo.metadata.uid && fresh.status?.jobName === echo.status?.jobName && isFinished(fresh.status?.phase);
   }
 
   /** True when this call deleted the Job (false: it was already gone). */
