@@ -66,7 +66,6 @@ async function main(): Promise<number> {
     : undefined;
   const events = new KubeEventRecorder({ sink: restEventSink(rest), instance: settings.haNodeId, logger: log });
   const manager = new Manager(managerConfig(settings), {
-    kubeConfig,
     rest,
     logger: log,
     events,

@@ -9,7 +9,8 @@
  * (so the next leader never overlaps with us); when leadership is lost, in-flight reconciles are
  * aborted at once and run() rejects with LeadershipLostError so the process exits non-zero.
  */
-import { CoordinationV1Api, type KubeConfig, type V1CronJob, type V1Job } from '@kubernetes/client-node';
+import type { V1CronJob, V1Job } from '@kubernetes/client-node';
+import { restLeaseApi } from '../kube/coordination.js';
 import type { Echo } from '../api/echo.js';
 import type { ScheduledEcho } from '../api/scheduledecho.js';
 import { MANAGED_SELECTOR } from '../controllers/common/labels.js';
@@ -57,7 +58,6 @@ export interface HealthRegistry {
 }
 
 export interface ManagerDeps {
-  kubeConfig: KubeConfig;
   rest: RestClient;
   logger?: Logger;
   clock?: Clock;
@@ -120,7 +120,7 @@ export class Manager {
 
     const le = config.leaderElection;
     if (le) {
-      const lock = new KubeLeaseLock(deps.kubeConfig.makeApiClient(CoordinationV1Api), config.namespace, le.leaseName);
+      const lock = new KubeLeaseLock(restLeaseApi(deps.rest), config.namespace, le.leaseName);
       this.elector = new LeaderElector(
         { leaseName: le.leaseName, namespace: config.namespace, identity: le.identity, leaseDurationMs: le.leaseDurationMs, renewDeadlineMs: le.renewDeadlineMs, retryPeriodMs: le.retryPeriodMs, releaseOnCancel: true },
         lock,

@@ -139,8 +139,8 @@ for (const rt of RUNTIMES) {
       NAMESPACE: ns,
       HA_ENABLED: 'true',
       HA_NODE_ID: id,
-      HA_LEASE_DURATION_SECONDS: '4',
-      HA_RENEW_DEADLINE_SECONDS: '3',
+      HA_LEASE_DURATION_SECONDS: '8',
+      HA_RENEW_DEADLINE_SECONDS: '6',
       HA_RETRY_PERIOD_SECONDS: '1',
     });
     const a = await startOperator(t, env('replica-a'), [], operator(rt));

@@ -10,7 +10,8 @@ import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../s
 import { installCrds, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 import { apiProxy } from '../support/proxy.js';
 
-const LEASE = { duration: 4, renew: 3, retry: 1 };
+// Short enough for quick takeovers, long enough that a loaded CI machine does not lose the lease.
+const LEASE = { duration: 8, renew: 6, retry: 1 };
 
 function holder(ns: string): string {
   const r = kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns });

@@ -32,7 +32,7 @@ function applyEcho(ns: string, name: string, message: string): void {
 test('metrics move with reconciles; the leader reports 1 and a standby 0', async (t) => {
   installCrds();
   const ns = testNamespace(t, 'metrics');
-  const ha = { WATCH_NAMESPACES: ns, NAMESPACE: ns, HA_ENABLED: 'true', HA_LEASE_DURATION_SECONDS: '4', HA_RENEW_DEADLINE_SECONDS: '3', HA_RETRY_PERIOD_SECONDS: '1' };
+  const ha = { WATCH_NAMESPACES: ns, NAMESPACE: ns, HA_ENABLED: 'true', HA_LEASE_DURATION_SECONDS: '8', HA_RENEW_DEADLINE_SECONDS: '6', HA_RETRY_PERIOD_SECONDS: '1' };
   const a = await startOperator(t, { ...ha, HA_NODE_ID: 'a' });
   await waitReady(a);
   await eventually('a leads', () => kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns }).stdout === 'a');

@@ -76,7 +76,7 @@ export class KubeLeaseLock implements LeaseLock {
   private last: V1Lease | undefined;
 
   constructor(
-    private readonly api: CoordinationV1Api,
+    private readonly api: Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>,
     readonly namespace: string,
     readonly name: string,
     options: KubeLeaseLockOptions = {},
@@ -156,8 +156,11 @@ export class KubeLeaseLock implements LeaseLock {
   }
 }
 
+/** client-node's ApiException and our ApiError both carry the HTTP status as a numeric code. */
 function statusCode(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
+  if (err instanceof ApiException) return err.code;
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'number' ? code : undefined;
 }
 
 function conflictOr(err: unknown, message: string): unknown {
