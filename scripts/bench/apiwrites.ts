@@ -9,7 +9,7 @@
  *    own /metrics, for the resources the operator writes. It has no namespace or client label,
  *    so whatever else runs on the cluster (other tests) is counted too: an upper bound.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import { getText, parseProm, type BenchEnv, auditLogPath } from './common.js';
 
 const WRITE_VERBS = /^(POST|PUT|PATCH|DELETE|DELETECOLLECTION)$/;
@@ -49,6 +49,7 @@ function fileSize(path: string): number {
 }
 
 function readFrom(path: string, offset: number): string {
+  if (!existsSync(path)) return '';
   const size = fileSize(path);
   // Rotated meanwhile (the log is capped): count what the new file holds.
   const start = size < offset ? 0 : offset;
@@ -67,6 +68,7 @@ interface AuditEvent {
   verb?: string;
   userAgent?: string;
   objectRef?: { resource?: string; subresource?: string; namespace?: string };
+  responseStatus?: { code?: number };
 }
 
 export class WriteCounter {
@@ -113,7 +115,10 @@ export class WriteCounter {
         if (ev.stage !== 'ResponseComplete' && ev.stage !== 'Panic') continue;
         if (!ev.userAgent?.startsWith(this.filter.userAgentPrefix)) continue;
         if (!namespaces.has(ev.objectRef?.namespace ?? '')) continue;
-        const key = `${ev.verb} ${ev.objectRef?.resource}${ev.objectRef?.subresource ? `/${ev.objectRef.subresource}` : ''}`;
+        const code = ev.responseStatus?.code ?? 0;
+        // Failed writes (e.g. 409 on a conditional status patch) are writes too, shown apart.
+        const failed = code >= 300 ? ` -> ${code}` : '';
+        const key = `${ev.verb} ${ev.objectRef?.resource}${ev.objectRef?.subresource ? `/${ev.objectRef.subresource}` : ''}${failed}`;
         audit.by[key] = (audit.by[key] ?? 0) + 1;
         audit.total++;
       }

@@ -9,7 +9,7 @@ import { API_VERSION } from '../../src/api/group.js';
 import { writeStatus } from '../../src/controllers/common/status.js';
 import { desiredJob } from '../../src/controllers/echo/desired.js';
 import { echoStatus, reconciledOk } from '../../src/controllers/echo/status.js';
-import { isAlreadyExists } from '../../src/kube/errors.js';
+import { isAlreadyExists, isConflict } from '../../src/kube/errors.js';
 import { ECHOS, JOBS, resourcePath } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/runtime/cache/store.js';
 import { now, pool, watch, withRetry, type BenchEnv, type Watched } from './common.js';
@@ -62,8 +62,19 @@ export async function bareReconcile(env: BenchEnv, echo: Echo, opts: { suspend?:
     if (!isAlreadyExists(err)) throw err;
     job = await env.rest.request<V1Job>('GET', resourcePath(JOBS, ns, body.metadata!.name));
   }
-  const desired = echoStatus(echo, body.metadata!.name!, job, reconciledOk, () => new Date());
-  await withRetry(() => writeStatus(env.rest, ECHOS, echo, echo.status, desired, AbortSignal.timeout(30_000)));
+  let current = echo;
+  for (let attempt = 1; ; attempt++) {
+    const desired = echoStatus(current, body.metadata!.name!, job, reconciledOk, () => new Date());
+    try {
+      await withRetry(() => writeStatus(env.rest, ECHOS, current, current.status, desired, AbortSignal.timeout(30_000)));
+      return;
+    } catch (err) {
+      // writeStatus may be conditional on the resourceVersion; where an operator runs alongside
+      // (the memory benchmark) it can have written first: re-read and write again if still needed.
+      if (!isConflict(err) || attempt >= 5) throw err;
+      current = await env.rest.request<Echo>('GET', resourcePath(ECHOS, ns, echo.metadata.name));
+    }
+  }
 }
 
 interface EchoTimes {

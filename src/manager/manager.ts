@@ -15,6 +15,7 @@ import type { Echo } from '../api/echo.js';
 import type { ScheduledEcho } from '../api/scheduledecho.js';
 import { MANAGED_SELECTOR } from '../controllers/common/labels.js';
 import { nopEventSink, type EventSink } from '../controllers/common/ports.js';
+import { jobForCache } from '../controllers/echo/cache.js';
 import { EchoReconciler } from '../controllers/echo/reconciler.js';
 import { ScheduledEchoReconciler } from '../controllers/scheduledecho/reconciler.js';
 import type { RestClient } from '../kube/rest.js';
@@ -93,7 +94,15 @@ export class Manager {
     this.echos = new InformerSet({ rest: deps.rest, type: ECHOS, namespaces, informer, metrics });
     this.scheduledEchos = new InformerSet({ rest: deps.rest, type: SCHEDULED_ECHOS, namespaces, informer, metrics });
     // Only what we made: a cluster's other Jobs are none of our business and would cost memory.
-    this.jobs = new InformerSet({ rest: deps.rest, type: JOBS, namespaces, labelSelector: MANAGED_SELECTOR, informer: { ...informer, resyncPeriodMs: undefined }, metrics });
+    // And of those, no pod template: the Echo reconciler never reads it (see jobForCache).
+    this.jobs = new InformerSet({
+      rest: deps.rest,
+      type: JOBS,
+      namespaces,
+      labelSelector: MANAGED_SELECTOR,
+      informer: { ...informer, resyncPeriodMs: undefined, transform: jobForCache },
+      metrics,
+    });
     this.cronJobs = new InformerSet({ rest: deps.rest, type: CRONJOBS, namespaces, labelSelector: MANAGED_SELECTOR, informer: { ...informer, resyncPeriodMs: undefined }, metrics });
 
     const common = {

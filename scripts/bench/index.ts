@@ -1,0 +1,155 @@
+/**
+ * npm run bench [-- BENCHMARK... --n N[,N...] --runs R ...]: the benchmarks of issue 7, each
+ * printing ratios measured side by side in the same run, written to docs/benchmarks.md (only
+ * this tool's sections; see report.ts). `npm run bench -- --help` explains the options.
+ */
+import { parseArgs } from 'node:util';
+import { formatDuration } from '../controlplane/errors.js';
+import { installCrds, installSignalHandlers, isInterrupted, log, now, openEnv, runCleanups, type BenchEnv } from './common.js';
+import { updateDoc, type Section } from './report.js';
+
+const BENCHMARKS = ['throughput', 'restart', 'memory', 'failover', 'startup'] as const;
+type Benchmark = (typeof BENCHMARKS)[number];
+
+const HELP = `usage: npm run bench -- [BENCHMARK...] [options]
+
+Benchmarks (default: all, in this order):
+  throughput   N Echos at once: operator vs a bare client doing the same writes   (N: 1000,5000)
+  restart      restart over N reconciled Echos: time to ready, API writes (goal 0)  (N: 1000)
+  memory       RSS idle and with N Echos + N Jobs cached, bytes per object        (N: 10000)
+  failover     HA handover (SIGTERM) and takeover (SIGKILL), default and short lease settings
+  startup      process start -> /readyz -> first Job, next to \`node -e 0\`
+
+Options:
+  --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; others take the first)
+  --runs R            repetitions: throughput rounds (default 2), failover and startup runs (default 5)
+  --workers LIST      the operator's NUM_WORKERS and the bare client's concurrency; throughput measures
+                      each (default 4,16), restart and memory take the first (default 4)
+  --concurrency C     requests in flight when the bench creates objects (default 50)
+  --private-cluster   start a private control plane for this run instead of reusing \`cluster:up\`'s
+  --from-source       run the operator through tsx (memory still bundles)
+  --no-docs           print only; do not update docs/benchmarks.md
+  --docs PATH         write to PATH instead of docs/benchmarks.md
+
+The operator runs from dist/bundle/echoperator.js when it exists and is newer than src/, else
+from a temporary esbuild bundle of src/; ECHOPERATOR_CMD='["node","x.js"]' overrides. Ctrl-C kills the operators and deletes the namespaces.`;
+
+interface Options {
+  benchmarks: Benchmark[];
+  sizes: number[] | undefined;
+  runs: number | undefined;
+  /** undefined: each benchmark's default. */
+  workers: number[] | undefined;
+  concurrency: number;
+  privateCluster: boolean;
+  fromSource: boolean;
+  docs: string | undefined;
+}
+
+function parse(argv: string[]): Options | undefined {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      n: { type: 'string' },
+      runs: { type: 'string' },
+      workers: { type: 'string' },
+      concurrency: { type: 'string' },
+      'private-cluster': { type: 'boolean', default: false },
+      'from-source': { type: 'boolean', default: false },
+      'no-docs': { type: 'boolean', default: false },
+      docs: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return undefined;
+  }
+  const positiveInt = (what: string, v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${what} must be a positive integer, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  for (const p of positionals) if (!(BENCHMARKS as readonly string[]).includes(p)) throw new Error(`unknown benchmark ${JSON.stringify(p)}; choose from ${BENCHMARKS.join(', ')}`);
+  return {
+    benchmarks: positionals.length ? BENCHMARKS.filter((b) => positionals.includes(b)) : [...BENCHMARKS],
+    sizes: values.n?.split(',').map((s) => positiveInt('--n', s.trim())),
+    runs: values.runs ? positiveInt('--runs', values.runs) : undefined,
+    workers: values.workers?.split(',').map((s) => positiveInt('--workers', s.trim())),
+    concurrency: values.concurrency ? positiveInt('--concurrency', values.concurrency) : 50,
+    privateCluster: values['private-cluster'] ?? false,
+    fromSource: values['from-source'] ?? false,
+    docs: values['no-docs'] ? undefined : (values.docs ?? 'docs/benchmarks.md'),
+  };
+}
+
+async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[]> {
+  switch (b) {
+    case 'throughput': {
+      const { throughput } = await import('./throughput.js');
+      return throughput(env, { sizes: o.sizes ?? [1000, 5000], rounds: o.runs ?? 2, workers: o.workers ?? [4, 16], createConcurrency: o.concurrency });
+    }
+    case 'restart': {
+      const { restart } = await import('./restart.js');
+      return restart(env, { n: o.sizes?.[0] ?? 1000, workers: o.workers?.[0] ?? 4, createConcurrency: o.concurrency });
+    }
+    case 'memory': {
+      const { memory } = await import('./memory.js');
+      return memory(env, { n: o.sizes?.[0] ?? 10_000, workers: o.workers?.[0] ?? 4, createConcurrency: o.concurrency });
+    }
+    case 'failover': {
+      const { failover } = await import('./failover.js');
+      return failover(env, { runs: o.runs ?? 5 });
+    }
+    case 'startup': {
+      const { startup } = await import('./startup.js');
+      return startup(env, { runs: o.runs ?? 5 });
+    }
+  }
+}
+
+async function main(): Promise<number> {
+  const o = parse(process.argv.slice(2));
+  if (!o) return 0;
+  installSignalHandlers();
+  const started = now();
+  const env = await openEnv({ privateCluster: o.privateCluster, fromSource: o.fromSource });
+  log(`operator: ${env.operator.describe}; Kubernetes ${env.kubernetesVersion}; benchmarks: ${o.benchmarks.join(', ')}`);
+  if (env.operator.kind === 'source') log('note: the operator runs through tsx (slower start, ~90 MB more memory)');
+  let failed = false;
+  try {
+    await installCrds(env);
+    for (const b of o.benchmarks) {
+      if (isInterrupted()) break;
+      const t = now();
+      try {
+        const sections = await runOne(env, b, o);
+        log(`${b}: finished in ${formatDuration(now() - t)}`);
+        console.log(`\n${sections.map((s) => s.markdown).join('\n\n')}\n`);
+        if (o.docs && sections.length) {
+          updateDoc(o.docs, sections, BENCHMARKS);
+          log(`${b}: ${o.docs} updated (sections ${sections.map((s) => s.id).join(', ')})`);
+        }
+      } catch (err) {
+        if (isInterrupted()) break;
+        failed = true;
+        log(`${b} FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      }
+    }
+  } finally {
+    await runCleanups();
+    env.rest.close();
+  }
+  log(`all done in ${formatDuration(now() - started)}`);
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  async (err: unknown) => {
+    process.stderr.write(`bench: ${err instanceof Error ? err.message : String(err)}\n`);
+    await runCleanups();
+    process.exit(1);
+  },
+);
