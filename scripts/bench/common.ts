@@ -11,7 +11,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
@@ -23,7 +22,7 @@ import { resourcePath, type ResourceType } from '../../src/kube/resources.js';
 import { Informer, kubeListerWatcher } from '../../src/runtime/informer/index.js';
 import type { KubeObject } from '../../src/runtime/cache/store.js';
 import { acquireControlPlane, type ControlPlaneLease } from '../controlplane/session.js';
-import { readState } from '../controlplane/cluster.js';
+import { freePort, readState } from '../controlplane/cluster.js';
 
 export const now = (): number => performance.now();
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -425,17 +424,6 @@ export async function waitQuiet(watches: { lastEventAt(): number }[], quietMs: n
 // ---------------------------------------------------------------------------------------------
 // Operator processes
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 export interface OperatorHandle {
   proc: ChildProcess;
   pid: number;
@@ -562,6 +550,17 @@ export function sumOf(samples: Sample[], name: string, match: Record<string, str
 export async function operatorMetrics(op: OperatorHandle): Promise<Sample[]> {
   const res = await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) });
   return parseProm(await res.text());
+}
+
+/** The Echo controller has reconciled at least minReconciles times and nothing is queued or in flight. */
+export async function echoQueueDrained(op: OperatorHandle, minReconciles: number): Promise<boolean> {
+  const m = await operatorMetrics(op).catch(() => undefined);
+  if (!m) return false;
+  return (
+    sumOf(m, 'controller_runtime_reconcile_total', { controller: 'echo' }) >= minReconciles &&
+    sumOf(m, 'workqueue_depth', { name: 'echo' }) === 0 &&
+    sumOf(m, 'controller_runtime_active_workers', { controller: 'echo' }) === 0
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import {
   AsyncQueue,
   createNamespace,
   deleteNamespace,
+  echoQueueDrained,
   log,
   mib,
   now,
@@ -67,16 +68,6 @@ async function read(op: OperatorHandle): Promise<Reading> {
   };
 }
 
-async function drained(op: OperatorHandle, minReconciles: number): Promise<boolean> {
-  const m = await operatorMetrics(op).catch(() => undefined);
-  if (!m) return false;
-  return (
-    sumOf(m, 'controller_runtime_reconcile_total', { controller: 'echo' }) >= minReconciles &&
-    sumOf(m, 'workqueue_depth', { name: 'echo' }) === 0 &&
-    sumOf(m, 'controller_runtime_active_workers', { controller: 'echo' }) === 0
-  );
-}
-
 /**
  * Until the operator has reconciled at least n times and its queue stayed empty with no worker
  * busy for 5 s. Not until the cluster is quiet: with N suspended Jobs the job controller keeps
@@ -87,7 +78,7 @@ export async function settle(op: OperatorHandle, n: number, maxMs: number): Prom
   const deadline = now() + maxMs;
   let since: number | undefined;
   while (now() < deadline) {
-    if (await drained(op, n)) {
+    if (await echoQueueDrained(op, n)) {
       since ??= now();
       if (now() - since >= 5000) return true;
     } else {

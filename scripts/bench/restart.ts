@@ -10,6 +10,7 @@ import { formatWrites, WriteCounter, type WriteCounts } from './apiwrites.js';
 import {
   createNamespace,
   deleteNamespace,
+  echoQueueDrained,
   log,
   now,
   operatorMetrics,
@@ -32,17 +33,6 @@ export interface RestartOptions {
   createConcurrency: number;
 }
 
-/** Every key handed to the workers and nothing queued or in flight. */
-async function drained(op: OperatorHandle, minReconciles: number): Promise<boolean> {
-  const m = await operatorMetrics(op).catch(() => undefined);
-  if (!m) return false;
-  return (
-    sumOf(m, 'controller_runtime_reconcile_total', { controller: 'echo' }) >= minReconciles &&
-    sumOf(m, 'workqueue_depth', { name: 'echo' }) === 0 &&
-    sumOf(m, 'controller_runtime_active_workers', { controller: 'echo' }) === 0
-  );
-}
-
 export async function restart(env: BenchEnv, opts: RestartOptions): Promise<Section[]> {
   const m = machine(env);
   const load = loadLine();
@@ -62,7 +52,7 @@ export async function restart(env: BenchEnv, opts: RestartOptions): Promise<Sect
     await tracker.done;
     const firstDoneMs = now() - t0;
     // Let the job controller finish (it sets startTime, the operator then writes phase Running).
-    const quiet = await waitQuiet(tracker.watched, 5000, 300_000, () => drained(first!, n));
+    const quiet = await waitQuiet(tracker.watched, 5000, 300_000, () => echoQueueDrained(first!, n));
     if (!quiet) log('  warning: the first run did not become quiet within 5 minutes');
     const firstCounts = await firstWrites.stop();
     const firstStop = now();
@@ -76,7 +66,7 @@ export async function restart(env: BenchEnv, opts: RestartOptions): Promise<Sect
     const { readyAt, listeningAt } = await waitReady(second, { intervalMs: 20 });
     const readyMs = readyAt - second.spawnedAt;
     const deadline = now() + 300_000;
-    while (!(await drained(second, n)) && now() < deadline) await sleep(100);
+    while (!(await echoQueueDrained(second, n)) && now() < deadline) await sleep(100);
     const reconciledMs = now() - second.spawnedAt;
     await sleep(5000);
     const metrics = await operatorMetrics(second);

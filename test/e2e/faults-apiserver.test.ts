@@ -6,7 +6,7 @@
  * current message, an Echo's status names that Job, nothing is created twice.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { killApiserver, restartApiserver } from '../../scripts/controlplane/cluster.js';
 import { eventually } from '../support/kube.js';
@@ -17,21 +17,11 @@ import {
   logEntries,
   messageOf,
   metricValue,
-  startPrivateControlPlane,
+  privateControlPlanePerFile,
   type Kubectl,
-  type PrivateControlPlane,
 } from '../support/faults.js';
 
-let cp: PrivateControlPlane | undefined;
-
-before(async () => {
-  cp = await startPrivateControlPlane();
-  cp.installCrds();
-});
-
-after(async () => {
-  await cp?.stop();
-});
+const controlPlane = privateControlPlanePerFile();
 
 function createEchos(k: Kubectl, ns: string, names: string[], message: (name: string) => string): void {
   const items = names.map((n) => JSON.parse(echoManifest(n, message(n))));
@@ -92,23 +82,23 @@ function jobOf(k: Kubectl, ns: string, echo: string): any {
 }
 
 test('kube-apiserver killed and restarted: the operator survives, reconnects, and reconciles what changed meanwhile', { timeout: 180_000 }, async (t) => {
-  const k = cp!.kubectl;
+  const k = controlPlane().kubectl;
   const ns = 'outage';
   k.ok(['create', 'namespace', ns]);
-  const op = await startOperator(t, { KUBECONFIG: cp!.state.kubeconfig, NAMESPACE: ns, WATCH_NAMESPACES: ns });
+  const op = await startOperator(t, { KUBECONFIG: controlPlane().state.kubeconfig, NAMESPACE: ns, WATCH_NAMESPACES: ns });
   await waitReady(op);
   const before = Array.from({ length: 8 }, (_, i) => `a${i}`);
   createEchos(k, ns, before, (n) => `before the outage: ${n}`);
   await converged(k, ns);
   const doomed = ['a3', 'a4'].map((n) => jobOf(k, ns, n).metadata.name);
 
-  await killApiserver(cp!.state, 'SIGKILL');
+  await killApiserver(controlPlane().state, 'SIGKILL');
   await sleep(6000);
   assert.equal(op.proc.exitCode, null, 'the operator is still running during the outage');
   const live = await fetch(`http://127.0.0.1:${op.healthPort}/healthz`);
   assert.equal(live.status, 200, `alive during the outage: ${await live.text()}`);
 
-  await restartApiserver(cp!.state, { log: () => undefined });
+  await restartApiserver(controlPlane().state, { log: () => undefined });
   const restartedAt = Date.now();
   // At once, while the operator is still backing off: new Echos, new messages, deletions.
   const afterOutage = Array.from({ length: 8 }, (_, i) => `b${i}`);
@@ -145,10 +135,10 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
   // re-watches from the resourceVersion it last saw, the server answers 410 Gone ("too old
   // resource version"), exactly what clients meet after an apiserver rollout. Everything changed
   // while it was frozen reaches it only through the re-list.
-  const k = cp!.kubectl;
+  const k = controlPlane().kubectl;
   const ns = 'expiry';
   k.ok(['create', 'namespace', ns]);
-  const op = await startOperator(t, { KUBECONFIG: cp!.state.kubeconfig, NAMESPACE: ns, WATCH_NAMESPACES: ns });
+  const op = await startOperator(t, { KUBECONFIG: controlPlane().state.kubeconfig, NAMESPACE: ns, WATCH_NAMESPACES: ns });
   t.after(() => {
     if (op.proc.exitCode === null) op.proc.kill('SIGCONT');
   });
@@ -165,8 +155,8 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
 
   op.proc.kill('SIGSTOP');
   k.ok(['create', 'configmap', `bump-${Date.now()}`], { namespace: 'default' });
-  await killApiserver(cp!.state, 'SIGKILL');
-  await restartApiserver(cp!.state, { log: () => undefined });
+  await killApiserver(controlPlane().state, 'SIGKILL');
+  await restartApiserver(controlPlane().state, { log: () => undefined });
   // Unseen by any watch of the frozen operator: adds, an update, deletes, a Job update and delete.
   const later = ['d0', 'd1', 'd2', 'd3', 'd4'];
   createEchos(k, ns, later, (n) => `while asleep: ${n}`);

@@ -8,31 +8,22 @@
  * controllers busy for minutes after the test, delaying the Jobs of every other test.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isNotFound, resourcePath, type RestClient } from '../../src/kube/index.js';
 import { ECHOS, JOBS } from '../../src/kube/resources.js';
 import { jobNameFor } from '../../src/controllers/echo/desired.js';
 import { eventually } from '../support/kube.js';
-import { startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
-import { liveJobsByOwner, logEntries, messageOf, pool, restClient, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
+import { haReplicaEnv, startOperator, waitReady, type LeaseTiming, type OperatorProcess } from '../support/operator.js';
+import { liveJobsByOwner, logEntries, messageOf, pool, restClient, privateControlPlanePerFile } from '../support/faults.js';
 
-let cp: PrivateControlPlane | undefined;
-
-before(async () => {
-  cp = await startPrivateControlPlane();
-  cp.installCrds();
-});
-
-after(async () => {
-  await cp?.stop();
-});
+const controlPlane = privateControlPlanePerFile();
 
 const ECHO_COUNT = 500;
 const MIN_KILLS = 5;
 const BATCH = 20;
 const BATCH_EVERY_MS = 1200;
-const LEASE = { duration: 4, renew: 3, retry: 1 };
+const LEASE: LeaseTiming = { duration: 4, renew: 3, retry: 1 };
 
 async function holder(rest: RestClient, ns: string): Promise<string> {
   try {
@@ -56,22 +47,16 @@ async function list(rest: RestClient, path: string): Promise<any[]> {
 
 test(`the leader SIGKILLed every few seconds while ${ECHO_COUNT} Echos are created: exactly ${ECHO_COUNT} Jobs, none twice, every status final`, { timeout: 300_000 }, async (t) => {
   const ns = 'ha-chaos';
-  cp!.kubectl.ok(['create', 'namespace', ns]);
-  const rest = restClient(t, cp!.state.kubeconfig);
+  controlPlane().kubectl.ok(['create', 'namespace', ns]);
+  const rest = restClient(t, controlPlane().state.kubeconfig);
   const replicas = new Map<string, OperatorProcess>();
   const retired: OperatorProcess[] = [];
   let started = 0;
   const startReplica = async (): Promise<string> => {
     const id = `replica-${started++}`;
     const op = await startOperator(t, {
-      KUBECONFIG: cp!.state.kubeconfig,
-      WATCH_NAMESPACES: ns,
-      NAMESPACE: ns,
-      HA_ENABLED: 'true',
-      HA_NODE_ID: id,
-      HA_LEASE_DURATION_SECONDS: String(LEASE.duration),
-      HA_RENEW_DEADLINE_SECONDS: String(LEASE.renew),
-      HA_RETRY_PERIOD_SECONDS: String(LEASE.retry),
+      KUBECONFIG: controlPlane().state.kubeconfig,
+      ...haReplicaEnv(ns, id, LEASE),
       LOG_LEVEL: 'info',
     });
     replicas.set(id, op);

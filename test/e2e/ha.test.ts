@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
-import { installCrds, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
+import { haReplicaEnv, installCrds, startOperator, TEST_LEASE, waitReady, type OperatorProcess } from '../support/operator.js';
 import { apiProxy } from '../support/proxy.js';
 
-// Short enough for quick takeovers, long enough that a loaded CI machine does not lose the lease.
-const LEASE = { duration: 8, renew: 6, retry: 1 };
+const LEASE = TEST_LEASE;
 
 function holder(ns: string): string {
   const r = kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns });
@@ -68,16 +67,7 @@ function assertOneJobPerEcho(ns: string, count: number): void {
 test('three replicas: one leader, crash and graceful takeovers, never two reconciling', { timeout: 180_000 }, async (t) => {
   installCrds();
   const ns = testNamespace(t, 'ha');
-  const start = (id: string) =>
-    startOperator(t, {
-      WATCH_NAMESPACES: ns,
-      NAMESPACE: ns,
-      HA_ENABLED: 'true',
-      HA_NODE_ID: id,
-      HA_LEASE_DURATION_SECONDS: String(LEASE.duration),
-      HA_RENEW_DEADLINE_SECONDS: String(LEASE.renew),
-      HA_RETRY_PERIOD_SECONDS: String(LEASE.retry),
-    });
+  const start = (id: string) => startOperator(t, haReplicaEnv(ns, id));
   const ops = new Map<string, OperatorProcess>();
   for (const id of ['op-0', 'op-1', 'op-2']) ops.set(id, await start(id));
   // Standbys are ready too (caches synced), so rolling updates proceed.
@@ -137,16 +127,7 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
 test('a leader that cannot renew stops reconciling and exits non-zero; a standby takes over', { timeout: 120_000 }, async (t) => {
   installCrds();
   const ns = testNamespace(t, 'ha-cut');
-  const env = (id: string, kubeconfig?: string) => ({
-    WATCH_NAMESPACES: ns,
-    NAMESPACE: ns,
-    HA_ENABLED: 'true',
-    HA_NODE_ID: id,
-    HA_LEASE_DURATION_SECONDS: String(LEASE.duration),
-    HA_RENEW_DEADLINE_SECONDS: String(LEASE.renew),
-    HA_RETRY_PERIOD_SECONDS: String(LEASE.retry),
-    ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}),
-  });
+  const env = (id: string, kubeconfig?: string) => ({ ...haReplicaEnv(ns, id), ...(kubeconfig ? { KUBECONFIG: kubeconfig } : {}) });
   const proxy = await apiProxy(t, true);
   const leader = await startOperator(t, env('behind-proxy', proxy.kubeconfig));
   await waitReady(leader);

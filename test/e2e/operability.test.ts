@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { applyEcho, eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { finishJob } from '../support/jobs.js';
 import { apiProxy } from '../support/proxy.js';
-import { installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
+import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
 async function metrics(op: OperatorProcess): Promise<string> {
   return (await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`)).text();
@@ -25,18 +25,14 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return sum;
 }
 
-function applyEcho(ns: string, name: string, message: string): void {
-  kubectlOk(['apply', '-f', '-'], { namespace: ns, input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message } }) });
-}
 
 test('metrics move with reconciles; the leader reports 1 and a standby 0', async (t) => {
   installCrds();
   const ns = testNamespace(t, 'metrics');
-  const ha = { WATCH_NAMESPACES: ns, NAMESPACE: ns, HA_ENABLED: 'true', HA_LEASE_DURATION_SECONDS: '8', HA_RENEW_DEADLINE_SECONDS: '6', HA_RETRY_PERIOD_SECONDS: '1' };
-  const a = await startOperator(t, { ...ha, HA_NODE_ID: 'a' });
+  const a = await startOperator(t, haReplicaEnv(ns, 'a'));
   await waitReady(a);
   await eventually('a leads', () => kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns }).stdout === 'a');
-  const b = await startOperator(t, { ...ha, HA_NODE_ID: 'b' });
+  const b = await startOperator(t, haReplicaEnv(ns, 'b'));
   await waitReady(b);
   const before = await metrics(a);
   assert.equal(sample(before, 'leader_election_master_status'), 1);

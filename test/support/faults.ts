@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { after, before } from 'node:test';
 import { join } from 'node:path';
 import { startControlPlane, stopControlPlane, type ControlPlaneState, type StartOptions } from '../../scripts/controlplane/cluster.js';
 import { loadKubeConfig, RestClient } from '../../src/kube/index.js';
@@ -78,6 +79,25 @@ export async function startPrivateControlPlane(opts: Omit<StartOptions, 'dir' | 
     kubectl,
     installCrds: () => installCrdsWith(kubectl),
     stop: () => (stopped ??= stopControlPlane(state)),
+  };
+}
+
+/**
+ * One private control plane, with the CRDs installed, for every test of the calling file: started
+ * in a before hook, stopped in an after hook. The returned function gives it to a test.
+ */
+export function privateControlPlanePerFile(): () => PrivateControlPlane {
+  let cp: PrivateControlPlane | undefined;
+  before(async () => {
+    cp = await startPrivateControlPlane();
+    cp.installCrds();
+  });
+  after(async () => {
+    await cp?.stop();
+  });
+  return () => {
+    if (!cp) throw new Error('the private control plane is not running (started in a before hook)');
+    return cp;
   };
 }
 

@@ -85,3 +85,16 @@ export async function eventually<T>(
 export function onLocalControlPlane(): boolean {
   return process.env.USE_EXISTING_CLUSTER !== 'true';
 }
+
+/** Applies an Echo with `message` (client-side apply, as a user would). */
+export function applyEcho(ns: string, name: string, message: string): void {
+  kubectlOk(['apply', '-f', '-'], {
+    namespace: ns,
+    input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message } }),
+  });
+}
+
+/** The Jobs labelled as made for Echo `echo`. */
+export function jobsOf(ns: string, echo: string): any[] {
+  return kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items;
+}

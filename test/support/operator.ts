@@ -2,7 +2,7 @@
  * Installing the CRDs and running the operator from source against the test control plane.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from '../../scripts/controlplane/cluster.js';
 import { kubeconfig, kubectlOk } from './kube.js';
 
 let crdsInstalled = false;
@@ -13,6 +13,29 @@ export function installCrds(): void {
   kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=echoperator-tests', '-f', 'crds/']);
   kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/echos.mmontes.io', 'crd/scheduledechos.mmontes.io']);
   crdsInstalled = true;
+}
+
+/** Lease timing of a test's HA replicas, in seconds. */
+export interface LeaseTiming {
+  duration: number;
+  renew: number;
+  retry: number;
+}
+
+/** Short enough for quick takeovers, long enough that a loaded CI machine does not lose the lease. */
+export const TEST_LEASE: LeaseTiming = { duration: 8, renew: 6, retry: 1 };
+
+/** The settings of HA replica `id`, watching `namespace` and electing with a Lease there. */
+export function haReplicaEnv(namespace: string, id: string, lease: LeaseTiming = TEST_LEASE): Record<string, string> {
+  return {
+    WATCH_NAMESPACES: namespace,
+    NAMESPACE: namespace,
+    HA_ENABLED: 'true',
+    HA_NODE_ID: id,
+    HA_LEASE_DURATION_SECONDS: String(lease.duration),
+    HA_RENEW_DEADLINE_SECONDS: String(lease.renew),
+    HA_RETRY_PERIOD_SECONDS: String(lease.retry),
+  };
 }
 
 export interface OperatorProcess {
@@ -26,17 +49,6 @@ export interface OperatorProcess {
   exited: Promise<number>;
 }
 
-/** A free TCP port on loopback, for the operator's health and metrics servers. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The command that runs the operator: from source by default; ECHOPERATOR_CMD (a JSON array)

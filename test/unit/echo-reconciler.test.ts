@@ -7,23 +7,28 @@ import { derivedName, nameWithin } from '../../src/controllers/common/naming.js'
 import { CONFLICT_REQUEUE_MS } from '../../src/controllers/common/failure.js';
 import { desiredJob, jobNameFor } from '../../src/controllers/echo/desired.js';
 import { EchoReconciler } from '../../src/controllers/echo/reconciler.js';
-import { runState } from '../../src/controllers/echo/status.js';
+import { echoStatus, reconciledOk, runState } from '../../src/controllers/echo/status.js';
 import { ApiError } from '../../src/kube/errors.js';
 import { nopLogger } from '../../src/observability/logger.js';
 import { Store } from '../../src/runtime/cache/store.js';
 
 function echo(name: string, message: string, extra: Partial<Echo['metadata']> = {}): Echo {
-  return { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, namespace: 'ns', uid: `uid-${name}`, generation: 1, ...extra }, spec: { message } };
+  return { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, namespace: 'ns', uid: `uid-${name}`, generation: 1, resourceVersion: '1', ...extra }, spec: { message } };
 }
 
-/** Records writes; answers POSTs with the body, like the server would (plus a resourceVersion). */
+/**
+ * Records writes. Answers POSTs with the body, like the server would (plus a resourceVersion), and
+ * status PATCHes like the server: 404 without the object, 409 when the patch names another
+ * resourceVersion, else the object with the status merged and a new resourceVersion.
+ */
 class FakeApi {
   writes: { method: string; path: string; body?: any }[] = [];
-  failNext: ApiError | undefined;
-  existing = new Map<string, V1Job>();
+  /** Thrown by the next request of that method. */
+  failNext: { method: string; err: ApiError } | undefined;
+  existing = new Map<string, any>();
   async request<T>(method: string, path: string, opts: { body?: unknown } = {}): Promise<T> {
-    if (this.failNext && method !== 'GET') {
-      const err = this.failNext;
+    if (this.failNext?.method === method) {
+      const { err } = this.failNext;
       this.failNext = undefined;
       throw err;
     }
@@ -32,9 +37,28 @@ class FakeApi {
       if (!found) throw new ApiError(404, 'NotFound', `${path} not found`);
       return found as T;
     }
-    this.writes.push({ method, path, body: opts.body });
-    return { ...(opts.body as object), metadata: { ...(opts.body as any).metadata, resourceVersion: '1' } } as T;
+    const body = opts.body as any;
+    if (method === 'PATCH' && path.endsWith('/status')) {
+      const objectPath = path.slice(0, -'/status'.length);
+      const stored = this.existing.get(objectPath);
+      if (!stored) throw new ApiError(404, 'NotFound', `${objectPath} not found`);
+      const precondition = body.metadata?.resourceVersion;
+      if (precondition !== undefined && precondition !== stored.metadata.resourceVersion) {
+        throw new ApiError(409, 'Conflict', 'the object has been modified');
+      }
+      this.writes.push({ method, path, body });
+      const updated = { ...stored, metadata: { ...stored.metadata, resourceVersion: String(Number(stored.metadata.resourceVersion) + 1) }, status: body.status };
+      this.existing.set(objectPath, updated);
+      return updated as T;
+    }
+    this.writes.push({ method, path, body });
+    return { ...body, metadata: { ...body.metadata, resourceVersion: '1' } } as T;
   }
+}
+
+/** `e` with the status a pass writes before it creates the Job. */
+function claimed(e: Echo): Echo {
+  return { ...e, status: echoStatus(e, jobNameFor(e), undefined, reconciledOk, () => new Date('2025-12-31T00:00:00Z')) };
 }
 
 function setup(e: Echo) {
@@ -99,11 +123,14 @@ describe('EchoReconciler', () => {
   it('creates one Job, writes status once, and writes nothing when run again over the same state', async () => {
     const s = setup(echo('hello', 'hi'));
     await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(s.api.writes.map((w) => w.method), ['POST', 'PATCH']);
+    // The status the run starts with goes first: written conditionally, it confirms the cache.
+    assert.deepEqual(s.api.writes.map((w) => w.method), ['PATCH', 'POST'], 'no status write after the create: it would be the same');
+    assert.equal(s.api.writes[0]!.body.metadata.resourceVersion, '1');
+    assert.equal(s.api.writes[0]!.body.status.jobName, s.api.writes[1]!.body.metadata.name);
+    assert.equal(s.api.writes[0]!.body.status.phase, 'Pending');
     // The informers deliver what was written.
-    s.jobs.add({ ...s.api.writes[0]!.body, metadata: { ...s.api.writes[0]!.body.metadata, uid: 'job-uid' } });
-    const current = s.echos.get('ns/hello')!;
-    s.echos.update({ ...current, status: s.api.writes[1]!.body.status } as any);
+    s.jobs.add({ ...s.api.writes[1]!.body, metadata: { ...s.api.writes[1]!.body.metadata, uid: 'job-uid' } });
+    s.echos.update(s.api.existing.get('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello'));
     s.api.writes = [];
     await s.reconciler.reconcile('ns/hello', s.ctx);
     assert.deepEqual(s.api.writes, [], 'a second pass over the same state writes nothing');
@@ -114,17 +141,17 @@ describe('EchoReconciler', () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
     const name = jobNameFor(e);
-    s.api.failNext = new ApiError(409, 'AlreadyExists', 'exists');
+    s.api.failNext = { method: 'POST', err: new ApiError(409, 'AlreadyExists', 'exists') };
     s.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, { metadata: { name, ownerReferences: [{ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: 'hello', uid: 'uid-hello', controller: true }] } });
     await s.reconciler.reconcile('ns/hello', s.ctx);
     assert.deepEqual(s.api.writes.map((w) => w.method), ['PATCH'], 'no second create, only status');
 
     const t = setup(e);
-    t.api.failNext = new ApiError(409, 'AlreadyExists', 'exists');
+    t.api.failNext = { method: 'POST', err: new ApiError(409, 'AlreadyExists', 'exists') };
     t.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, { metadata: { name, ownerReferences: [] } });
     await assert.rejects(t.reconciler.reconcile('ns/hello', t.ctx), /not controlled by this Echo/);
-    const failure = t.api.writes.find((w) => w.path.endsWith('/status'));
-    assert.equal(failure?.body.status.conditions[0].status, 'False');
+    const failure = t.api.writes.filter((w) => w.path.endsWith('/status')).at(-1);
+    assert.equal(failure?.body.status.conditions.find((c: any) => c.type === 'Reconciled').status, 'False', 'written over our own status write of this pass');
     assert.deepEqual(t.events, ['ReconcileFailed']);
   });
 
@@ -139,20 +166,20 @@ describe('EchoReconciler', () => {
     const u = setup(edited);
     u.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'old-job' } } as any);
     await u.reconciler.reconcile('ns/hello', u.ctx);
-    assert.deepEqual(u.api.writes.map((w) => w.method), ['DELETE', 'POST', 'PATCH']);
+    assert.deepEqual(u.api.writes.map((w) => w.method), ['DELETE', 'PATCH', 'POST']);
     assert.equal(u.api.writes[0]!.body.preconditions.uid, 'old-job');
-    assert.equal(u.api.writes[1]!.body.metadata.name, jobNameFor(edited));
+    assert.equal(u.api.writes[2]!.body.metadata.name, jobNameFor(edited));
   });
 
   it('a status write that conflicts (the cache was behind) is looked at again shortly, not counted as a failure', async () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
     s.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'job-uid' } } as any);
-    s.api.failNext = new ApiError(409, 'Conflict', 'Operation cannot be fulfilled on echos.mmontes.io "hello": the object has been modified');
+    s.api.failNext = { method: 'PATCH', err: new ApiError(409, 'Conflict', 'Operation cannot be fulfilled on echos.mmontes.io "hello": the object has been modified') };
     assert.deepEqual(await s.reconciler.reconcile('ns/hello', s.ctx), { requeueAfterMs: CONFLICT_REQUEUE_MS });
     assert.deepEqual(s.events, [], 'no ReconcileFailed Event');
     assert.deepEqual(s.api.writes, [], 'no failure condition written');
-    s.api.failNext = new ApiError(500, 'InternalError', 'boom');
+    s.api.failNext = { method: 'PATCH', err: new ApiError(500, 'InternalError', 'boom') };
     await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /boom/, 'other errors still fail the reconcile');
   });
 
@@ -161,21 +188,26 @@ describe('EchoReconciler', () => {
     const path = '/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello';
     const server: [string, Echo | undefined][] = [
       ['gone', undefined],
-      ['re-created', echo('hello', 'hi', { uid: 'another' })],
-      ['deleting', echo('hello', 'hi', { deletionTimestamp: '2026-01-01T00:00:00Z' })],
-      ['newer spec', { ...echo('hello', 'bye', { generation: 2 }) }],
-      ['finished', { ...e, status: { phase: 'Succeeded', jobName: jobNameFor(e) } }],
+      ['re-created', echo('hello', 'hi', { uid: 'another', resourceVersion: '7' })],
+      ['deleting', echo('hello', 'hi', { deletionTimestamp: '2026-01-01T00:00:00Z', resourceVersion: '7' })],
+      ['newer spec', { ...echo('hello', 'bye', { generation: 2, resourceVersion: '7' }) }],
+      ['finished', { ...e, metadata: { ...e.metadata, resourceVersion: '7' }, status: { phase: 'Succeeded', jobName: jobNameFor(e) } }],
     ];
-    for (const [what, live] of server) {
-      const s = setup(e);
-      if (live) s.api.existing.set(path, live as any);
-      else s.api.existing.delete(path);
-      await s.reconciler.reconcile('ns/hello', s.ctx);
-      assert.deepEqual(s.api.writes, [], `${what}: no Job, no status`);
+    // The cache holds a plain new Echo (the claim is a write), or one whose status already names
+    // the run, as a pass that claimed it and failed to create the Job left it (a GET confirms).
+    for (const cached of [e, claimed(e)]) {
+      for (const [what, live] of server) {
+        const s = setup(cached);
+        if (live) s.api.existing.set(path, live as any);
+        else s.api.existing.delete(path);
+        const outcome = await s.reconciler.reconcile('ns/hello', s.ctx);
+        assert.deepEqual(s.api.writes, [], `${what}${cached.status ? ' (claimed before)' : ''}: no Job, no status`);
+        if (cached === e && what !== 'gone') assert.deepEqual(outcome, { requeueAfterMs: CONFLICT_REQUEUE_MS }, `${what}: looked at again`);
+      }
+      const ok = setup(cached);
+      await ok.reconciler.reconcile('ns/hello', ok.ctx);
+      assert.deepEqual(ok.api.writes.map((w) => w.method), cached.status ? ['POST'] : ['PATCH', 'POST'], 'in step: the run starts');
     }
-    const ok = setup(e);
-    await ok.reconciler.reconcile('ns/hello', ok.ctx);
-    assert.deepEqual(ok.api.writes.map((w) => w.method), ['POST', 'PATCH'], 'in step: the run starts');
   });
 });
 

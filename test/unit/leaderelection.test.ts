@@ -3,10 +3,12 @@
  * electors on one FakeClock; plus KubeLeaseLock against a local HTTP server for the wire format.
  */
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
-import { CoordinationV1Api, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
+import { restLeaseApi } from '../../src/kube/coordination.js';
+import { RestClient } from '../../src/kube/rest.js';
 import { FakeClock, flushMicrotasks } from '../../src/runtime/clock.js';
 import {
   KubeLeaseLock,
@@ -432,6 +434,20 @@ describe('LeaderElector', () => {
   });
 });
 
+/** A KubeLeaseLock as the manager builds it (restLeaseApi over a RestClient), against `server`. */
+function leaseLockOn(t: { after(fn: () => unknown): void }, server: Server, timeoutMs?: number): KubeLeaseLock {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  const rest = new RestClient(kc);
+  t.after(() => rest.close());
+  return new KubeLeaseLock(restLeaseApi(rest, timeoutMs), 'ns', 'lease1');
+}
+
 describe('KubeLeaseLock', () => {
   test('speaks coordination.k8s.io/v1 with MicroTime, 404 and 409 mapping, and keeps metadata', async (t) => {
     let stored: any;
@@ -463,14 +479,7 @@ describe('KubeLeaseLock', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     t.after(() => server.close());
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const lock = new KubeLeaseLock(kc.makeApiClient(CoordinationV1Api), 'ns', 'lease1');
+    const lock = leaseLockOn(t, server);
 
     assert.equal(await lock.get(), undefined, '404 means no lease');
 
@@ -499,21 +508,14 @@ describe('KubeLeaseLock', () => {
     await assert.rejects(lock.update(record, '1'), LeaseConflictError, 'a stale resourceVersion is a conflict');
   });
 
-  test('bounds each call with requestTimeoutMs', async (t) => {
+  test('bounds each call with the api\'s timeout', async (t) => {
     const server = createServer(() => {}); // accepts, never answers
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     t.after(() => server.close());
     t.after(() => server.closeAllConnections());
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const lock = new KubeLeaseLock(kc.makeApiClient(CoordinationV1Api), 'ns', 'lease1', { requestTimeoutMs: 100 });
+    const lock = leaseLockOn(t, server, 100);
     const started = performance.now();
-    await assert.rejects(lock.get(), { name: 'AbortError' });
+    await assert.rejects(lock.get(), /timed out after 100 ms/);
     const elapsed = performance.now() - started;
     assert.ok(elapsed >= 90 && elapsed < 5_000, `rejected after ${elapsed} ms`);
   });

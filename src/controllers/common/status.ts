@@ -6,6 +6,10 @@ import { resourcePath } from '../../kube/resources.js';
 import { jsonEqual } from './compare.js';
 import type { ApiWriter } from './ports.js';
 
+interface StatusOwner {
+  metadata: { name?: string; namespace?: string; resourceVersion?: string };
+}
+
 /**
  * A JSON merge patch from `current` to `desired` (fields that disappeared are set to null), or
  * undefined when they are equal.
@@ -18,22 +22,25 @@ export function statusPatch<S extends object>(current: S | undefined, desired: S
   return patch;
 }
 
-export async function writeStatus<S extends object>(
+/**
+ * Patches obj's status from `current` to `desired`, conditional on obj's resourceVersion. Resolves
+ * with the object as the server stored it, or undefined when there was nothing to write.
+ */
+export async function writeStatus<S extends object, T extends StatusOwner>(
   api: ApiWriter,
   type: ResourceType,
-  obj: { metadata: { name?: string; namespace?: string; resourceVersion?: string } },
+  obj: T,
   current: S | undefined,
   desired: S,
   signal: AbortSignal,
-): Promise<boolean> {
+): Promise<T | undefined> {
   const patch = statusPatch(current, desired);
-  if (!patch) return false;
-  await api.request('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
+  if (!patch) return undefined;
+  return api.request<T>('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
     // The resourceVersion makes the patch conditional: a status computed from a stale copy (the
     // cache lagging behind our own last write) gets 409 and is recomputed, instead of undoing it.
     body: { metadata: { resourceVersion: obj.metadata.resourceVersion }, status: patch },
     contentType: 'application/merge-patch+json',
     signal,
   });
-  return true;
 }

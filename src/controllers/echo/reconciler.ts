@@ -4,7 +4,7 @@
  * Guarantees: at most one Job per (Echo, message): the Job's name is derived from both, so a
  * repeated or concurrent create gets AlreadyExists instead of a duplicate. A finished run is not
  * run again; a new message starts one new run and deletes the previous run's Job. A run starts
- * only once the server confirms the cached Echo still wants it (caches lag; see runStillWanted).
+ * only once the server confirms the cached Echo still wants it (caches lag; see claimRun).
  * Nothing is written when the cluster already matches (a restart writes nothing).
  */
 import type { V1Job } from '@kubernetes/client-node';
@@ -38,20 +38,23 @@ export class EchoReconciler implements Reconciler {
     const echo = this.deps.echos.get(key);
     // Gone or going: the garbage collector removes its Job through the owner reference.
     if (!echo || echo.metadata.deletionTimestamp) return undefined;
+    // The Echo as the server last had it: the cached one, until this pass writes its status.
+    const latest = { echo: withKind(echo) };
     try {
-      await this.reconcileEcho(withKind(echo), ctx);
+      await this.reconcileEcho(latest, ctx);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       const stale = requeueOnConflict(err, ctx.log);
       if (stale) return stale;
-      await reportFailure(this.deps.api, this.deps.events, ECHOS, echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal);
+      await reportFailure(this.deps.api, this.deps.events, ECHOS, latest.echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal);
       throw err;
     }
     return undefined;
   }
 
-  private async reconcileEcho(echo: Echo, ctx: ReconcileContext): Promise<void> {
+  private async reconcileEcho(latest: { echo: Echo }, ctx: ReconcileContext): Promise<void> {
     const { api, events } = this.deps;
+    const echo = latest.echo;
     const jobName = jobNameFor(echo);
     const owned = this.deps.jobs.byIndex(CONTROLLER_OWNER_INDEX, echo.metadata.uid!);
 
@@ -67,12 +70,18 @@ export class EchoReconciler implements Reconciler {
       // Its Job was removed after the run (by hand or a TTL): the run happened; do not repeat it.
       return;
     }
+    let wrote = false;
     if (!job) {
-      if (!(await this.runStillWanted(echo, jobName, ctx))) return;
+      const claimed = await this.claimRun(echo, jobName, ctx);
+      if (!claimed) return;
+      if (claimed !== true) [latest.echo, wrote] = [withKind(claimed), true];
       job = await this.createJob(echo, ctx);
     }
-    const desired = echoStatus(echo, jobName, job, reconciledOk, this.now);
-    if (await writeStatus(api, ECHOS, echo, echo.status, desired, ctx.signal)) {
+    const current = latest.echo;
+    const desired = echoStatus(current, jobName, job, reconciledOk, this.now);
+    const written = await writeStatus(api, ECHOS, current, current.status, desired, ctx.signal);
+    if (written) [latest.echo, wrote] = [withKind(written), true];
+    if (wrote) {
       ctx.log.debug('status written', { phase: desired.phase });
       if (desired.phase !== echo.status?.phase) this.announce(echo, desired.phase, jobName, job);
     }
@@ -84,9 +93,31 @@ export class EchoReconciler implements Reconciler {
    * out of step: after a re-list (410) the Jobs cache may learn that the garbage collector removed
    * a Job before the Echos cache learns that its Echo was deleted, and our own status write may
    * not be cached yet when a finished run's Job disappears. Found by the 410 fault test: without
-   * this, a deleted Echo's Job was made once more. One GET per run; the watch event that brings the
-   * cache up to date enqueues the key again when there is something left to do.
+   * this, a deleted Echo's Job was made once more.
+   *
+   * The confirmation is the status the run starts with (phase Pending, this jobName), written
+   * conditional on the cached resourceVersion: if it lands, the cached Echo was the server's
+   * Echo, so what the cache said holds, and the write the run needs anyway doubled as the check
+   * (one request per run rather than a GET and a PATCH). A 409 or 404 means the cache is behind:
+   * no run; the watch event that brings it up to date enqueues the key again. When that status
+   * is already in place there is nothing to write, and a GET confirms instead (runStillWanted).
+   *
+   * Resolves with the Echo as written, true when confirmed without a write, or false for no run.
    */
+  private async claimRun(echo: Echo, jobName: string, ctx: ReconcileContext): Promise<Echo | boolean> {
+    const starting = echoStatus(echo, jobName, undefined, reconciledOk, this.now);
+    let written: Echo | undefined;
+    try {
+      written = await writeStatus(this.deps.api, ECHOS, echo, echo.status, starting, ctx.signal);
+    } catch (err) {
+      if (!isNotFound(err)) throw err; // a 409 is requeued by reconcile()
+      ctx.log.info('not starting a run: the Echo is gone (the cache is behind)', { job: jobName });
+      return false;
+    }
+    return written ?? (await this.runStillWanted(echo, jobName, ctx));
+  }
+
+  /** claimRun's check by GET: the live Echo still wants this run. */
   private async runStillWanted(echo: Echo, jobName: string, ctx: ReconcileContext): Promise<boolean> {
     let live: Echo;
     try {

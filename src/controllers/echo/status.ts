@@ -15,13 +15,19 @@ interface RunState {
   succeeded: ConditionInput;
 }
 
-function jobCondition(job: V1Job, type: string) {
-  return job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+function jobCondition(job: V1Job | undefined, type: string) {
+  return job?.status?.conditions?.find((c) => c.type === type && c.status === 'True');
 }
 
-export function runState(job: V1Job | undefined): RunState {
-  if (!job) return { phase: 'Pending', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobPending', message: 'The Job is being created' } };
-  const name = job.metadata?.name;
+/**
+ * The run's phase and Succeeded condition. A Job not created yet reads exactly like a created one
+ * that has not started, so the status written before the create (see EchoReconciler.claimRun)
+ * needs no second write after it.
+ */
+export function runState(job: V1Job | undefined, name = job?.metadata?.name): RunState {
+  if (!job?.status?.startTime && !jobCondition(job, 'Complete') && !jobCondition(job, 'Failed')) {
+    return { phase: 'Pending', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobPending', message: `Job ${name} has not started yet` } };
+  }
   if (jobCondition(job, 'Complete')) {
     return { phase: 'Succeeded', succeeded: { type: SUCCEEDED_CONDITION, status: 'True', reason: 'JobComplete', message: `Job ${name} printed the message` } };
   }
@@ -32,16 +38,12 @@ export function runState(job: V1Job | undefined): RunState {
       succeeded: { type: SUCCEEDED_CONDITION, status: 'False', reason: failed.reason || 'JobFailed', message: failed.message || `Job ${name} failed` },
     };
   }
-  if (job.status?.startTime) {
-    return { phase: 'Running', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobRunning', message: `Job ${name} is running` } };
-  }
-  return { phase: 'Pending', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobPending', message: `Job ${name} has not started yet` } };
+  return { phase: 'Running', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobRunning', message: `Job ${name} is running` } };
 }
-
 
 /** Status for `echo` whose current run is `job` (undefined: not created yet). */
 export function echoStatus(echo: Echo, jobName: string, job: V1Job | undefined, reconciled: ConditionInput, now: () => Date): EchoStatus {
-  const run = runState(job);
+  const run = runState(job, jobName);
   const status: EchoStatus = {
     phase: run.phase,
     jobName,

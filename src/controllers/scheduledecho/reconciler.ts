@@ -17,7 +17,7 @@ import { FIELD_MANAGER } from '../common/labels.js';
 import { CONTROLLER_OWNER_INDEX, type ApiWriter, type EventSink, type ObjectCache } from '../common/ports.js';
 import { writeStatus } from '../common/status.js';
 import { desiredCronJob } from './desired.js';
-import { apiTime, compact } from '../common/time.js';
+import { apiTime } from '../common/time.js';
 
 export const READY_CONDITION = 'Ready';
 

@@ -13,7 +13,6 @@ export {
   KubeLeaseLock,
   LeaseConflictError,
   toMicroTime,
-  type KubeLeaseLockOptions,
   type LeaderRecord,
   type LeaseLock,
   type LeaseState,

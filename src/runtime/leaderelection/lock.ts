@@ -6,15 +6,8 @@
  * Guarantee the elector builds on: update() succeeds only if the lease is still at the
  * resourceVersion the caller read, so two candidates racing for the same lease cannot both win.
  */
-import {
-  ApiException,
-  Observable,
-  V1MicroTime,
-  type CoordinationV1Api,
-  type RequestContext,
-  type V1Lease,
-  type V1LeaseSpec,
-} from '@kubernetes/client-node';
+import { V1MicroTime, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
+import type { LeaseApi } from '../../kube/coordination.js';
 
 /**
  * RFC 3339 with exactly six fractional digits, as the API server's MicroTime demands; it rejects
@@ -58,17 +51,12 @@ export interface LeaseLock {
   update(record: LeaderRecord, resourceVersion: string): Promise<LeaseState>;
 }
 
-export interface KubeLeaseLockOptions {
-  /**
-   * Bound on each API call. Without it a hung connection would stall the elector (a leader is
-   * still stopped by its renew deadline, but a standby would never retry). Default 10 s.
-   */
-  requestTimeoutMs?: number;
-}
-
-/** A LeaseLock on a coordination.k8s.io/v1 Lease. */
+/**
+ * A LeaseLock on a coordination.k8s.io/v1 Lease. Each call must be bounded by the api (see
+ * restLeaseApi): a hung connection would otherwise stall the elector (a leader is still stopped
+ * by its renew deadline, but a standby would never retry).
+ */
 export class KubeLeaseLock implements LeaseLock {
-  private readonly requestTimeoutMs: number;
   /**
    * The Lease as last read or written. update() starts from it so labels, annotations, owner
    * references and spec fields this code does not manage survive the replace.
@@ -76,17 +64,14 @@ export class KubeLeaseLock implements LeaseLock {
   private last: V1Lease | undefined;
 
   constructor(
-    private readonly api: Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNamespacedLease' | 'replaceNamespacedLease'>,
+    private readonly api: LeaseApi,
     readonly namespace: string,
     readonly name: string,
-    options: KubeLeaseLockOptions = {},
-  ) {
-    this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
-  }
+  ) {}
 
   async get(): Promise<LeaseState | undefined> {
     try {
-      const lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace }, this.callOptions());
+      const lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace });
       return this.remember(lease);
     } catch (err) {
       if (statusCode(err) === 404) {
@@ -105,7 +90,7 @@ export class KubeLeaseLock implements LeaseLock {
       spec: toLeaseSpec(record),
     };
     try {
-      return this.remember(await this.api.createNamespacedLease({ namespace: this.namespace, body }, this.callOptions()));
+      return this.remember(await this.api.createNamespacedLease({ namespace: this.namespace, body }));
     } catch (err) {
       throw conflictOr(err, `lease ${this.namespace}/${this.name} already exists`);
     }
@@ -123,10 +108,7 @@ export class KubeLeaseLock implements LeaseLock {
       spec: { ...base?.spec, ...toLeaseSpec(record) },
     };
     try {
-      const lease = await this.api.replaceNamespacedLease(
-        { name: this.name, namespace: this.namespace, body },
-        this.callOptions(),
-      );
+      const lease = await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body });
       return this.remember(lease);
     } catch (err) {
       throw conflictOr(err, `lease ${this.namespace}/${this.name} changed since resourceVersion ${resourceVersion}`);
@@ -137,28 +119,10 @@ export class KubeLeaseLock implements LeaseLock {
     this.last = lease;
     return { record: fromLeaseSpec(lease.spec), resourceVersion: lease.metadata?.resourceVersion ?? '' };
   }
-
-  /** Appends a middleware that gives each request its own timeout signal. */
-  private callOptions() {
-    const timeoutMs = this.requestTimeoutMs;
-    return {
-      middlewareMergeStrategy: 'append' as const,
-      middleware: [
-        {
-          pre: (ctx: RequestContext) => {
-            ctx.setSignal(AbortSignal.timeout(timeoutMs));
-            return new Observable(Promise.resolve(ctx));
-          },
-          post: <T>(rsp: T) => new Observable(Promise.resolve(rsp)),
-        },
-      ],
-    };
-  }
 }
 
-/** client-node's ApiException and our ApiError both carry the HTTP status as a numeric code. */
+/** The HTTP status of a failed call (ApiError and client-node's ApiException both carry it as code). */
 function statusCode(err: unknown): number | undefined {
-  if (err instanceof ApiException) return err.code;
   const code = (err as { code?: unknown } | undefined)?.code;
   return typeof code === 'number' ? code : undefined;
 }
