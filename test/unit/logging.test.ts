@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createLogger, resolveLogFormat, type LoggerOptions, type LogStream } from '../../src/observability/logging.js';
+import { spawnSync } from 'node:child_process';
+import { CoalescingStream, createLogger, resolveLogFormat, type LoggerOptions, type LogStream } from '../../src/observability/logging.js';
 
 class Capture implements LogStream {
   readonly chunks: string[] = [];
@@ -114,5 +115,38 @@ describe('logging: text lines', () => {
     const tty = new Capture(true);
     createLogger({ format: 'auto', stream: tty, now: () => at }).info('hi');
     assert.equal(tty.lines[0], '2025-03-04T05:06:07.089Z INFO  hi');
+  });
+});
+
+describe('logging: CoalescingStream', () => {
+  it('writes the lines of one event-loop turn in one write, in order', async () => {
+    const target = new Capture(true);
+    const stream = new CoalescingStream(target);
+    assert.equal(stream.isTTY, true);
+    const log = createLogger({ format: 'json', now: () => at, stream });
+    for (let i = 0; i < 100; i++) log.info('line', { i });
+    assert.deepEqual(target.chunks, [], 'nothing written during the turn');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(target.chunks.length, 1);
+    assert.deepEqual(target.json.map((e) => e.i), Array.from({ length: 100 }, (_, i) => i));
+  });
+
+  it('writes at once when the pending lines pass the bound', () => {
+    const target = new Capture();
+    const stream = new CoalescingStream(target, 10);
+    stream.write('12345\n');
+    assert.deepEqual(target.chunks, []);
+    stream.write('67890\n');
+    assert.deepEqual(target.chunks, ['12345\n67890\n']);
+  });
+
+  it('flushes what is pending when the process exits', () => {
+    const code = `
+      import { createLogger } from './src/observability/logging.ts';
+      createLogger({ format: 'json' }).error('last words');
+      process.exit(3);`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { encoding: 'utf8' });
+    assert.equal(r.status, 3);
+    assert.match(r.stderr, /"msg":"last words"/);
   });
 });
