@@ -5,6 +5,7 @@
  * Exit codes: 0 after a graceful stop (SIGTERM/SIGINT), 1 when leadership was lost or a part
  * failed, 2 for invalid settings or configuration.
  */
+import './v8flags.js'; // first: see there
 import { hostname } from 'node:os';
 import { parseSettingsOrExit, type Settings } from './config/index.js';
 import { KubeConfigError, loadKubeConfig } from './kube/config.js';
