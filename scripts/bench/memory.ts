@@ -171,9 +171,9 @@ ${table(
 )}
 
 Peak of the two loaded readings with default settings: ${mib(worst)} (${worstMb}), ${verdict} (MB = 10^6 bytes). Per cached object = (loaded - idle) / ${objects}.
-A reading is one moment of a garbage-collected heap: after the initial LIST's allocation burst V8 keeps a grown young
-generation and not-yet-collected large strings (the LIST pages) committed, so repeated fresh starts differ by tens of MB;
-the heap in use (live objects plus garbage not yet collected) varies less.
+A reading is one moment of a garbage-collected heap. The operator sets V8's \`--optimize-for-size\` (src/v8flags.ts): without it,
+the initial LIST's allocation burst left a grown young generation and not-yet-collected garbage committed, and fresh
+starts read 145-172 MiB.
 Read once the operator's queue had stayed empty for 5 s${trickle ? ' (the job controller was still adding the Suspended condition to Jobs, at the 20 requests/s its client allows; those updates replace cached Jobs, they do not add any)' : ''}.
 The bench wrote the ${n} Echos, Jobs (suspended: no Pods) and statuses in ${secs(createdMs)}, ${opts.createConcurrency} requests in flight;
 the fresh process was ready (caches synced) ${secs(readyMs)} after spawn.${synced ? ` Its log: \`${synced.replace(/`/g, "'").slice(0, 200)}\`` : ''}`,
