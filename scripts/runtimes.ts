@@ -10,10 +10,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUNDLE, ROOT, buildBundle } from './build.js';
 import { SEA, buildSea } from './build-sea.js';
+import { cacheRoot } from './controlplane/assets.js';
 
 export const NODE22_VERSION = '22.23.3';
 
@@ -47,7 +47,7 @@ export function denoBinary(): string {
 /** Node 22's binary, installed from npm on first use; undefined (with the reason) when unavailable. */
 export function node22Binary(): { path?: string; reason?: string } {
   const pkg = `node-${process.platform}-${process.arch}`;
-  const dir = join(homedir(), '.cache/echoperator', `node-v${NODE22_VERSION}`);
+  const dir = join(cacheRoot(), `node-v${NODE22_VERSION}`);
   const bin = join(dir, 'node_modules', pkg, 'bin', 'node');
   if (!existsSync(bin)) {
     const r = spawnSync('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefix', dir, `${pkg}@${NODE22_VERSION}`], {
