@@ -6,6 +6,7 @@ import type { Condition } from '../../api/schema.js';
 import { describeError, isConflict, isForbidden } from '../../kube/errors.js';
 import type { ResourceType } from '../../kube/resources.js';
 import type { Logger } from '../../observability/logger.js';
+import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
 import { setConditions } from './conditions.js';
 import type { ApiWriter, EventSink } from './ports.js';
 import { writeStatus } from './status.js';
@@ -22,10 +23,23 @@ export const CONFLICT_REQUEUE_MS = 200;
  * (woken by its Job's creation before the cache saw our first status write) was counted in
  * controller_runtime_reconcile_errors_total and logged as "reconcile failed".
  */
-export function requeueOnConflict(err: unknown, log: Logger): { requeueAfterMs: number } | undefined {
+function requeueOnConflict(err: unknown, log: Logger): { requeueAfterMs: number } | undefined {
   if (!isConflict(err)) return undefined;
   log.debug('our copy was stale (409 Conflict); looking again', { error: describeError(err) });
   return { requeueAfterMs: CONFLICT_REQUEUE_MS };
+}
+
+/**
+ * What a reconciler does with an error from its pass: rethrows it when the pass was aborted
+ * (leadership lost or shutdown); looks again shortly after a 409 (requeueOnConflict); otherwise
+ * runs `report` (reportFailure) and rethrows, so the queue retries with backoff.
+ */
+export async function reconcileFailed(err: unknown, ctx: ReconcileContext, report: () => Promise<void>): Promise<{ requeueAfterMs: number }> {
+  if (ctx.signal.aborted) throw err;
+  const stale = requeueOnConflict(err, ctx.log);
+  if (stale) return stale;
+  await report();
+  throw err;
 }
 
 export function failureReason(err: unknown): string {
@@ -48,8 +62,6 @@ export async function reportFailure<S extends { conditions?: Condition[] }>(
   log: Logger,
   signal: AbortSignal,
 ): Promise<void> {
-  // A conflict only means our copy was stale: the retry recomputes from the newer one.
-  if (isConflict(err)) return;
   events.recordEvent({ ...obj, apiVersion: obj.apiVersion ?? `${type.group}/${type.version}`, kind: obj.kind ?? type.kind }, 'Warning', 'ReconcileFailed', describeError(err).slice(0, 1024));
   const current = obj.status ?? ({} as S);
   const failed = setConditions(current.conditions?.filter((c) => c.type === conditionType), [

@@ -12,7 +12,7 @@ import type { Echo } from '../../api/echo.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import { ECHOS, JOBS, resourcePath } from '../../kube/resources.js';
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
-import { reportFailure, requeueOnConflict } from '../common/failure.js';
+import { reconcileFailed, reportFailure } from '../common/failure.js';
 import { CONTROLLER_OWNER_INDEX, type ApiWriter, type EventSink, type ObjectCache } from '../common/ports.js';
 import { writeStatus } from '../common/status.js';
 import { desiredJob, jobNameFor } from './desired.js';
@@ -43,11 +43,7 @@ export class EchoReconciler implements Reconciler {
     try {
       await this.reconcileEcho(latest, ctx);
     } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      const stale = requeueOnConflict(err, ctx.log);
-      if (stale) return stale;
-      await reportFailure(this.deps.api, this.deps.events, ECHOS, latest.echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal);
-      throw err;
+      return reconcileFailed(err, ctx, () => reportFailure(this.deps.api, this.deps.events, ECHOS, latest.echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal));
     }
     return undefined;
   }
@@ -70,18 +66,18 @@ export class EchoReconciler implements Reconciler {
       // Its Job was removed after the run (by hand or a TTL): the run happened; do not repeat it.
       return;
     }
-    let wrote = false;
     if (!job) {
       const claimed = await this.claimRun(echo, jobName, ctx);
       if (!claimed) return;
-      if (claimed !== true) [latest.echo, wrote] = [withKind(claimed), true];
+      if (claimed !== true) latest.echo = withKind(claimed);
       job = await this.createJob(echo, ctx);
     }
     const current = latest.echo;
     const desired = echoStatus(current, jobName, job, reconciledOk, this.now);
     const written = await writeStatus(api, ECHOS, current, current.status, desired, ctx.signal);
-    if (written) [latest.echo, wrote] = [withKind(written), true];
-    if (wrote) {
+    if (written) latest.echo = withKind(written);
+    // Either write (the claim or this one) replaced the cached Echo in `latest`.
+    if (latest.echo !== echo) {
       ctx.log.debug('status written', { phase: desired.phase });
       if (desired.phase !== echo.status?.phase) this.announce(echo, desired.phase, jobName, job);
     }
@@ -106,27 +102,19 @@ export class EchoReconciler implements Reconciler {
    */
   private async claimRun(echo: Echo, jobName: string, ctx: ReconcileContext): Promise<Echo | boolean> {
     const starting = echoStatus(echo, jobName, undefined, reconciledOk, this.now);
-    let written: Echo | undefined;
     try {
-      written = await writeStatus(this.deps.api, ECHOS, echo, echo.status, starting, ctx.signal);
+      const written = await writeStatus(this.deps.api, ECHOS, echo, echo.status, starting, ctx.signal);
+      return written ?? (await this.runStillWanted(echo, jobName, ctx));
     } catch (err) {
       if (!isNotFound(err)) throw err; // a 409 is requeued by reconcile()
       ctx.log.info('not starting a run: the Echo is gone (the cache is behind)', { job: jobName });
       return false;
     }
-    return written ?? (await this.runStillWanted(echo, jobName, ctx));
   }
 
-  /** claimRun's check by GET: the live Echo still wants this run. */
+  /** claimRun's check by GET: the live Echo still wants this run. A 404 rejects (claimRun handles it). */
   private async runStillWanted(echo: Echo, jobName: string, ctx: ReconcileContext): Promise<boolean> {
-    let live: Echo;
-    try {
-      live = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), { signal: ctx.signal });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      ctx.log.info('not starting a run: the Echo is gone (the cache is behind)', { job: jobName });
-      return false;
-    }
+    const live = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), { signal: ctx.signal });
     const meta = live.metadata;
     const why =
       meta.uid !== echo.metadata.uid ? 'the Echo was re-created'

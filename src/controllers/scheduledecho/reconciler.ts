@@ -12,7 +12,7 @@ import { CRONJOBS, SCHEDULED_ECHOS, resourcePath } from '../../kube/resources.js
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
 import { containsDesired } from '../common/compare.js';
 import { setConditions } from '../common/conditions.js';
-import { reportFailure, requeueOnConflict } from '../common/failure.js';
+import { reconcileFailed, reportFailure } from '../common/failure.js';
 import { FIELD_MANAGER } from '../common/labels.js';
 import { CONTROLLER_OWNER_INDEX, type ApiWriter, type EventSink, type ObjectCache } from '../common/ports.js';
 import { writeStatus } from '../common/status.js';
@@ -43,11 +43,7 @@ export class ScheduledEchoReconciler implements Reconciler {
     try {
       await this.reconcileScheduledEcho(se.kind ? se : { ...se, apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho' }, ctx);
     } catch (err) {
-      if (ctx.signal.aborted) throw err;
-      const stale = requeueOnConflict(err, ctx.log);
-      if (stale) return stale;
-      await reportFailure(this.deps.api, this.deps.events, SCHEDULED_ECHOS, se, READY_CONDITION, err, this.now, ctx.log, ctx.signal);
-      throw err;
+      return reconcileFailed(err, ctx, () => reportFailure(this.deps.api, this.deps.events, SCHEDULED_ECHOS, se, READY_CONDITION, err, this.now, ctx.log, ctx.signal));
     }
     return undefined;
   }
