@@ -3,10 +3,12 @@
  * command against a control plane (reused or private) and stops what it started afterwards.
  */
 import { spawn } from 'node:child_process';
-import { KUBERNETES_VERSION, ensureBinaries } from './controlplane/assets.js';
-import { isRunning, readState, startControlPlane, stopControlPlane } from './controlplane/cluster.js';
-import { exitWithError } from './controlplane/errors.js';
-import { acquireControlPlane, defaultClusterDir } from './controlplane/session.js';
+import { KUBERNETES_VERSION, ensureBinaries, ensureNodeBinaries } from './controlplane/assets.js';
+import { isRunning, readState, startControlPlane, stopControlPlane, wantNode } from './controlplane/cluster.js';
+import { machineLeftovers } from './controlplane/node/node.js';
+import { ControlPlaneError, exitWithError } from './controlplane/errors.js';
+import { acquireControlPlane, defaultClusterDir, runningDefaultCluster } from './controlplane/session.js';
+import { loadOperatorImage } from './operator-image.js';
 
 function printExport(kubeconfig: string): void {
   console.log(`export KUBECONFIG=${kubeconfig}`);
@@ -22,7 +24,7 @@ async function up(): Promise<void> {
   }
   if (existing) await stopControlPlane(existing); // leftovers of one that died
   const portArg = process.env.APISERVER_PORT ? Number(process.env.APISERVER_PORT) : undefined;
-  const state = await startControlPlane({ dir, detached: true, apiserverPort: portArg });
+  const state = await startControlPlane({ dir, detached: true, apiserverPort: portArg, node: wantNode() });
   console.error(`control plane: Kubernetes ${state.kubernetesVersion}; logs in ${dir}/logs; stop it with \`npm run cluster:down\``);
   printExport(state.kubeconfig);
 }
@@ -35,7 +37,8 @@ async function down(): Promise<void> {
     return;
   }
   await stopControlPlane(state);
-  console.error(`control plane: stopped (pids ${Object.values(state.pids).join(', ')}) and removed ${dir}`);
+  const pids = [...Object.values(state.pids), ...Object.values(state.node?.pids ?? {})];
+  console.error(`control plane: stopped (pids ${pids.join(', ')})${state.node ? ' and its node' : ''}, removed ${dir}`);
 }
 
 function status(): void {
@@ -45,7 +48,7 @@ function status(): void {
     process.exitCode = 3;
     return;
   }
-  console.error(`control plane: running at ${state.server}, Kubernetes ${state.kubernetesVersion}`);
+  console.error(`control plane: running at ${state.server}, Kubernetes ${state.kubernetesVersion}, ${state.node ? `node ${state.node.netns}` : 'no node'}`);
   printExport(state.kubeconfig);
 }
 
@@ -82,12 +85,26 @@ async function main(): Promise<void> {
       return status();
     case 'build':
       await ensureBinaries();
+      if (wantNode()) await ensureNodeBinaries();
       console.error(`control plane: binaries for Kubernetes ${KUBERNETES_VERSION} are ready`);
       return;
+    case 'image': {
+      const state = runningDefaultCluster();
+      if (!state) throw new ControlPlaneError('No cluster is running: start one with `npm run cluster:up`.');
+      console.error(`image: loaded ${await loadOperatorImage(state)} into the node`);
+      return;
+    }
+    case 'leftovers': {
+      // After the tests and `cluster:down`: anything of a node still on the machine is a leak.
+      const found = machineLeftovers();
+      for (const f of found) console.error(`left behind: ${f}`);
+      if (found.length) process.exitCode = 1;
+      return;
+    }
     case 'exec':
       return exec(rest);
     default:
-      console.error('usage: cluster up | down | status | build | exec [--private] -- COMMAND...');
+      console.error('usage: cluster up | down | status | build | image | leftovers | exec [--private] -- COMMAND...');
       process.exitCode = 2;
   }
 }

@@ -1,13 +1,20 @@
 /**
- * `npm test`: every test file under test/ with node's test runner, against one control plane for
- * the whole run (reused when `cluster:up` left one running, else started here and stopped after,
- * also on SIGINT/SIGTERM). Arguments narrow the run to matching files: `npm test -- workqueue`.
+ * `npm test`: every test file under test/ with node's test runner, against one cluster for the
+ * whole run (reused when `cluster:up` left one running, else started here and stopped after, also
+ * on SIGINT/SIGTERM). Arguments narrow the run to matching files: `npm test -- workqueue`.
+ *
+ * Tiers: test/unit needs nothing; test/e2e needs the control plane; test/e2e/node-* also needs
+ * the node (pods that run). With ECHOPERATOR_NODE=false the cluster has no node and the node tier
+ * is left out, said so in the output. A cluster started here must leave nothing on the machine
+ * once stopped (processes, mounts, namespaces, cgroups): checked after the run, which fails if not.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
-import { acquireControlPlane } from './controlplane/session.js';
+import { machineLeftovers } from './controlplane/node/node.js';
+import { acquireControlPlane, runningDefaultCluster } from './controlplane/session.js';
 import { ensureBundle } from './runtimes.js';
 
 function testFiles(dir: string): string[] {
@@ -22,8 +29,14 @@ function testFiles(dir: string): string[] {
 
 async function main(): Promise<void> {
   const filters = process.argv.slice(2);
-  const files = testFiles('test').filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)));
+  let files = testFiles('test').filter((f) => filters.length === 0 || filters.some((p) => f.includes(p)));
   if (files.length === 0) throw new Error(`no test file matches ${filters.join(' ')}`);
+  const needsNode = (f: string): boolean => relative('test', f).startsWith(join('e2e', 'node-'));
+  if (!wantNode() && process.env.USE_EXISTING_CLUSTER !== 'true' && files.some(needsNode)) {
+    console.error(`tests: ECHOPERATOR_NODE=false, so the node tier is not run: ${files.filter(needsNode).join(', ')}`);
+    files = files.filter((f) => !needsNode(f));
+    if (files.length === 0) throw new Error('every matching test file needs the node');
+  }
   const needsCluster = files.some((f) => !relative('test', f).startsWith('unit'));
   const lease = needsCluster ? await acquireControlPlane() : undefined;
   if (lease) console.error(`tests: using ${lease.describe}`);
@@ -42,8 +55,13 @@ async function main(): Promise<void> {
     },
   );
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => child.kill(s));
-  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  let code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   await lease?.release();
+  if (lease?.ownedPids.length && !runningDefaultCluster()) {
+    const left = machineLeftovers();
+    for (const l of left) console.error(`tests: the cluster left behind ${l}`);
+    if (left.length) code ||= 1;
+  }
   process.exit(code);
 }
 

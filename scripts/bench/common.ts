@@ -23,6 +23,7 @@ import { Informer, kubeListerWatcher } from '../../src/runtime/informer/index.js
 import type { KubeObject } from '../../src/runtime/cache/store.js';
 import { acquireControlPlane, type ControlPlaneLease } from '../controlplane/session.js';
 import { freePort, readState } from '../controlplane/cluster.js';
+import { NO_PODS_ANNOTATIONS } from '../controlplane/network.js';
 
 export const now = (): number => performance.now();
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -178,7 +179,8 @@ function newerSources(mtimeMs: number, dir = 'src'): string[] {
 }
 
 export async function openEnv(opts: { privateCluster: boolean; fromSource?: boolean }): Promise<BenchEnv> {
-  const lease = await acquireControlPlane({ private: opts.privateCluster });
+  // Thousands of Jobs: no node of ours, and no pods on one that `cluster:up` started (createNamespace).
+  const lease = await acquireControlPlane({ private: opts.privateCluster, node: false });
   onCleanup(() => lease.release());
   log(`control plane: ${lease.describe}`);
   const kc = loadKubeConfig(lease.kubeconfig);
@@ -221,7 +223,7 @@ export const BENCH_LABEL = 'echoperator.mmontes.io/bench';
 export async function createNamespace(env: BenchEnv, prefix: string): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await withRetry(() =>
-    env.rest.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [BENCH_LABEL]: 'true' } } } }),
+    env.rest.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [BENCH_LABEL]: 'true' }, annotations: { ...NO_PODS_ANNOTATIONS } } } }),
   );
   const unregister = onCleanup(() => env.rest.request('DELETE', `/api/v1/namespaces/${name}`, { timeoutMs: 5000 }).catch(() => undefined));
   namespaceCleanups.set(name, unregister);

@@ -1,5 +1,6 @@
 /**
- * The control plane's binaries: kube-apiserver, kube-controller-manager and etcd.
+ * The cluster's binaries: the control plane's (kube-apiserver, kube-controller-manager, etcd) and
+ * the node's (kube-scheduler, kubelet, kube-proxy, and the local image tools: mkimage and pause).
  *
  * Each is found, in order: in KUBEBUILDER_ASSETS (envtest's folder, so users of setup-envtest
  * skip the Go build), in the per-user cache keyed by the pinned version, or built there from the
@@ -8,7 +9,8 @@
  * that a later run would trust.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync, openSync, closeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync, openSync, closeSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,20 +48,57 @@ interface BuildGroup {
   describe: string;
 }
 
+/** Without these the components report v0.0.0-master (and a node's kubeletVersion with it). */
+const KUBERNETES_LDFLAGS = [
+  '-s -w',
+  `-X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION}`,
+  `-X k8s.io/component-base/version.gitMajor=${KUBERNETES_VERSION.split('.')[0]!.slice(1)}`,
+  `-X k8s.io/component-base/version.gitMinor=${KUBERNETES_VERSION.split('.')[1]}`,
+  '-X k8s.io/component-base/version.gitTreeState=clean',
+].join(' ');
+
 const kubernetesGroup: BuildGroup = {
   module: join(gomodRoot, 'kubernetes'),
   key: `kubernetes-${KUBERNETES_VERSION}`,
   packages: ['k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager'],
   binaries: ['kube-apiserver', 'kube-controller-manager'],
-  ldflags: [
-    '-s -w',
-    `-X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION}`,
-    `-X k8s.io/component-base/version.gitMajor=${KUBERNETES_VERSION.split('.')[0]!.slice(1)}`,
-    `-X k8s.io/component-base/version.gitMinor=${KUBERNETES_VERSION.split('.')[1]}`,
-    '-X k8s.io/component-base/version.gitTreeState=clean',
-  ].join(' '),
+  ldflags: KUBERNETES_LDFLAGS,
   describe: `kube-apiserver and kube-controller-manager ${KUBERNETES_VERSION}`,
 };
+
+/** The node's Kubernetes components: the same pinned module, a cache entry of their own. */
+const nodeGroup: BuildGroup = {
+  module: join(gomodRoot, 'kubernetes'),
+  key: `kubernetes-node-${KUBERNETES_VERSION}`,
+  packages: ['k8s.io/kubernetes/cmd/kube-scheduler', 'k8s.io/kubernetes/cmd/kubelet', 'k8s.io/kubernetes/cmd/kube-proxy'],
+  binaries: ['kube-scheduler', 'kubelet', 'kube-proxy'],
+  ldflags: KUBERNETES_LDFLAGS,
+  describe: `kube-scheduler, kubelet and kube-proxy ${KUBERNETES_VERSION}`,
+};
+
+/** Our own Go sources, so the cache key is their content: an edit builds anew. */
+const imagesModule = join(here, 'images');
+const imagesGroup: BuildGroup = {
+  module: imagesModule,
+  key: `images-${contentHash(imagesModule)}`,
+  packages: ['./cmd/mkimage', './cmd/pause'],
+  binaries: ['mkimage', 'pause'],
+  ldflags: '-s -w',
+  describe: 'the image tools (mkimage, pause)',
+};
+
+function contentHash(dir: string): string {
+  const hash = createHash('sha256');
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d).sort()) {
+      const path = join(d, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else hash.update(`${path.slice(dir.length)}\0`).update(readFileSync(path)).update('\0');
+    }
+  };
+  walk(dir);
+  return hash.digest('hex').slice(0, 12);
+}
 
 const etcdGroup: BuildGroup = {
   module: join(gomodRoot, 'etcd'),
@@ -82,19 +121,41 @@ function fromAssets(name: string): string | undefined {
   return existsSync(path) ? path : undefined;
 }
 
+async function resolveBinary(group: BuildGroup, name: string, log: (line: string) => void): Promise<string> {
+  const found = fromAssets(name);
+  if (found) return found;
+  const cached = cachedBinary(group, name);
+  if (!existsSync(cached)) await buildGroup(group, log);
+  return cached;
+}
+
 /** Returns the three binaries, building whichever are missing (minutes the first time). */
 export async function ensureBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<ControlPlaneBinaries> {
-  const resolve = async (group: BuildGroup, name: string): Promise<string> => {
-    const found = fromAssets(name);
-    if (found) return found;
-    const cached = cachedBinary(group, name);
-    if (!existsSync(cached)) await buildGroup(group, log);
-    return cached;
-  };
+  const resolve = (group: BuildGroup, name: string): Promise<string> => resolveBinary(group, name, log);
   return {
     etcd: await resolve(etcdGroup, 'etcd'),
     kubeApiserver: await resolve(kubernetesGroup, 'kube-apiserver'),
     kubeControllerManager: await resolve(kubernetesGroup, 'kube-controller-manager'),
+  };
+}
+
+export interface NodeBinaries {
+  kubeScheduler: string;
+  kubelet: string;
+  kubeProxy: string;
+  mkimage: string;
+  pause: string;
+}
+
+/** The node's binaries, built like the control plane's when missing (KUBEBUILDER_ASSETS has none of them). */
+export async function ensureNodeBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<NodeBinaries> {
+  const resolve = (group: BuildGroup, name: string): Promise<string> => resolveBinary(group, name, log);
+  return {
+    kubeScheduler: await resolve(nodeGroup, 'kube-scheduler'),
+    kubelet: await resolve(nodeGroup, 'kubelet'),
+    kubeProxy: await resolve(nodeGroup, 'kube-proxy'),
+    mkimage: await resolve(imagesGroup, 'mkimage'),
+    pause: await resolve(imagesGroup, 'pause'),
   };
 }
 

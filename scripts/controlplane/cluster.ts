@@ -6,17 +6,22 @@
  * processes it started: a pid is only signalled when its command line still names that folder,
  * which guards against a pid reused by an unrelated process.
  */
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ensureBinaries, isAlive, KUBERNETES_VERSION, type ControlPlaneBinaries } from './assets.js';
 import { ControlPlaneError, formatDuration } from './errors.js';
-import { generatePki, type Pki } from './pki.js';
+import { NODE_IP, SERVICE_CIDR } from './network.js';
+import { startNode, stopNode, type NodeState } from './node/node.js';
+import { earlyExitError, httpOk, isZombie, launch, ownsProcess, PortInUse, terminate, waitFor, type Launched } from './process.js';
+import { generatePki, type ClientIdentity, type Pki } from './pki.js';
 
-/** Controllers the operator's tests rely on: GC for owner references, Job/CronJob, Deployments. */
+/**
+ * The controllers a real cluster runs for what the operator and its install use: GC for owner
+ * references, Job/CronJob, Deployments, namespaces; ServiceAccounts and the root CA ConfigMap
+ * that projected tokens need; node lifecycle (the not-ready taint); EndpointSlices for Services;
+ * PodDisruptionBudgets for evictions; pod GC.
+ */
 const CONTROLLERS = [
   'garbage-collector-controller',
   'job-controller',
@@ -25,7 +30,20 @@ const CONTROLLERS = [
   'replicaset-controller',
   'namespace-controller',
   'ttl-after-finished-controller',
+  'serviceaccount-controller',
+  'root-ca-certificate-publisher-controller',
+  'node-lifecycle-controller',
+  'endpointslice-controller',
+  'disruption-controller',
+  'pod-garbage-collector-controller',
 ];
+
+/**
+ * Admission plugins beyond the defaults: NodeRestriction (a kubelet may only touch its own Node
+ * and pods), and PodNodeSelector, which lets a namespace pin its pods to nodes: the tests that need
+ * no pod run keep theirs off the node (test/support/kube.ts).
+ */
+const ADMISSION_PLUGINS = ['NodeRestriction', 'PodNodeSelector'];
 
 /**
  * The audit log (logs/audit.log) records who wrote what: one JSON line (Metadata level: verb,
@@ -56,8 +74,10 @@ export interface ControlPlaneState {
   kubeconfig: string;
   server: string;
   kubernetesVersion: string;
-  ports: { etcd: number; etcdPeer: number; apiserver: number };
+  ports: { etcd: number; etcdPeer: number; apiserver: number; kubelet?: number };
   pids: { etcd: number; kubeApiserver: number; kubeControllerManager: number };
+  /** The node, when the cluster has one. */
+  node?: NodeState;
   startedAt: string;
   /**
    * How kube-apiserver was launched, so restartApiserver() can start it again exactly so (same
@@ -75,6 +95,8 @@ export interface StartOptions {
   apiserverPort?: number;
   /** Appended to kube-apiserver's flags (fault tests: e.g. --watch-cache=false). */
   extraApiserverArgs?: string[];
+  /** Whether to run a node (kubelet, containerd, kube-proxy, kube-scheduler): see wantNode(). */
+  node?: boolean;
   /**
    * The certificates to use; generated when absent. Given, a client can hold a working
    * kubeconfig (writeKubeconfig) before the control plane exists (fault tests).
@@ -92,18 +114,20 @@ export function readState(dir: string): ControlPlaneState | undefined {
   }
 }
 
-/** True when pid is alive and its command line names our folder (not a reused pid). */
-function ownsProcess(pid: number, dir: string): boolean {
-  if (!isAlive(pid)) return false;
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
-  } catch {
-    return true; // no /proc: trust the pid
-  }
+/**
+ * Whether a cluster started now gets a node: yes, unless ECHOPERATOR_NODE=false (a control plane
+ * only, for benchmarks that create thousands of Jobs, or a machine where the node cannot run).
+ */
+export function wantNode(): boolean {
+  const v = process.env.ECHOPERATOR_NODE;
+  if (v === undefined || v === '' || v === 'true') return true;
+  if (v === 'false') return false;
+  throw new ControlPlaneError(`ECHOPERATOR_NODE must be true or false, got ${JSON.stringify(v)}.`);
 }
 
 export function isRunning(state: ControlPlaneState): boolean {
-  return Object.values(state.pids).every((pid) => ownsProcess(pid, state.dir));
+  const pids = [...Object.values(state.pids), ...Object.values(state.node?.pids ?? {})];
+  return pids.every((pid) => ownsProcess(pid, state.dir));
 }
 
 export function freePort(): Promise<number> {
@@ -117,7 +141,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-export function writeKubeconfig(path: string, server: string, pki: Pki): void {
+export function writeKubeconfig(path: string, server: string, pki: Pki, client = { cert: pki.adminCert, key: pki.adminKey }): void {
   const b64 = (s: string): string => Buffer.from(s).toString('base64');
   writeFileSync(
     path,
@@ -132,8 +156,8 @@ export function writeKubeconfig(path: string, server: string, pki: Pki): void {
       'users:',
       '- name: admin',
       '  user:',
-      `    client-certificate-data: ${b64(pki.adminCert)}`,
-      `    client-key-data: ${b64(pki.adminKey)}`,
+      `    client-certificate-data: ${b64(client.cert)}`,
+      `    client-key-data: ${b64(client.key)}`,
       'contexts:',
       '- name: echoperator-local',
       '  context:',
@@ -145,81 +169,6 @@ export function writeKubeconfig(path: string, server: string, pki: Pki): void {
     ].join('\n'),
     { mode: 0o600 },
   );
-}
-
-interface Launched {
-  pid: number;
-  exited: () => { code: number | null; signal: string | null } | undefined;
-  logPath: string;
-}
-
-function launch(name: string, bin: string, args: string[], dir: string, detached: boolean): Launched {
-  const logPath = join(dir, 'logs', `${name}.log`);
-  const fd = openSync(logPath, 'a');
-  const child = spawn(bin, args, { detached, stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  let exit: { code: number | null; signal: string | null } | undefined;
-  child.on('exit', (code, signal) => (exit = { code, signal }));
-  child.on('error', () => (exit = { code: -1, signal: null }));
-  if (detached) child.unref();
-  if (child.pid === undefined) throw new ControlPlaneError(`Could not start ${name} (${bin}).`);
-  return { pid: child.pid, exited: () => exit, logPath };
-}
-
-function logTail(path: string, lines = 15): string {
-  try {
-    return readFileSync(path, 'utf8').trimEnd().split('\n').slice(-lines).join('\n  ');
-  } catch {
-    return '(no log)';
-  }
-}
-
-class PortInUse extends Error {}
-
-function earlyExitError(name: string, proc: Launched, port: number): Error {
-  const tail = logTail(proc.logPath);
-  if (/address already in use/i.test(tail)) {
-    return new PortInUse(`${name} could not bind 127.0.0.1:${port}: address already in use`);
-  }
-  const exit = proc.exited();
-  return new ControlPlaneError(
-    `${name} exited during start (code ${exit?.code ?? '?'}${exit?.signal ? `, signal ${exit.signal}` : ''}).`,
-    `Last lines of ${proc.logPath}:\n  ${tail}`,
-  );
-}
-
-async function waitFor(
-  what: string,
-  proc: Launched,
-  port: number,
-  probe: () => Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (proc.exited()) throw earlyExitError(what, proc, port);
-    if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) {
-      throw new ControlPlaneError(
-        `${what} was not ready after ${formatDuration(timeoutMs)}.`,
-        `Last lines of ${proc.logPath}:\n  ${logTail(proc.logPath)}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function httpOk(url: string, tls: { ca?: string; cert?: string; key?: string } = {}): Promise<boolean> {
-  return new Promise((resolve) => {
-    const send = url.startsWith('https:') ? httpsRequest : httpRequest;
-    const req = send(url, { ...tls, timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
 }
 
 /** Starts a control plane in opts.dir (which must not hold a running one) and records its state. */
@@ -241,6 +190,8 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
 async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l: string) => void): Promise<ControlPlaneState> {
   const { dir, detached } = opts;
   const started = Date.now();
+  // A node that died with its cluster may have left mounts and a namespace behind: undo them first.
+  if (existsSync(join(dir, 'node'))) await stopNode(dir, readState(dir)?.node);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(join(dir, 'logs'), { recursive: true });
   mkdirSync(join(dir, 'pki'), { recursive: true });
@@ -256,6 +207,8 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
     servingKey: pkiFile('apiserver.key', pki.servingKey),
     saKey: pkiFile('sa.key', pki.serviceAccountKey),
     saPub: pkiFile('sa.pub', pki.serviceAccountPub),
+    kubeletClientCert: pkiFile('apiserver-kubelet-client.crt', pki.clients.apiserverKubeletClient.cert),
+    kubeletClientKey: pkiFile('apiserver-kubelet-client.key', pki.clients.apiserverKubeletClient.key),
   };
   const auditPolicy = join(dir, 'audit-policy.yaml');
   writeFileSync(auditPolicy, AUDIT_POLICY);
@@ -263,7 +216,9 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
     etcd: await freePort(),
     etcdPeer: await freePort(),
     apiserver: opts.apiserverPort ?? (await freePort()),
+    ...(opts.node ? { kubelet: await freePort() } : {}),
   };
+  let node: NodeState | undefined;
   const launched: Launched[] = [];
   try {
     const etcdUrl = `http://127.0.0.1:${ports.etcd}`;
@@ -297,12 +252,17 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
       `--client-ca-file=${files.ca}`,
       `--secure-port=${ports.apiserver}`,
       '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      '--endpoint-reconciler-type=none',
-      '--service-cluster-ip-range=10.0.0.0/24',
+      // With a node, pods reach the API server through the `kubernetes` Service, whose endpoint
+      // is the advertised address (a forwarder on the node's address, see node/node.ts). With
+      // none, nothing needs the Service's endpoints, and 127.0.0.1 is not a valid one.
+      ...(opts.node ? [`--advertise-address=${NODE_IP}`] : ['--advertise-address=127.0.0.1', '--endpoint-reconciler-type=none']),
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
       '--allow-privileged=true',
-      '--disable-admission-plugins=ServiceAccount',
-      '--authorization-mode=RBAC',
+      `--enable-admission-plugins=${ADMISSION_PLUGINS.join(',')}`,
+      '--authorization-mode=Node,RBAC',
+      `--kubelet-client-certificate=${files.kubeletClientCert}`,
+      `--kubelet-client-key=${files.kubeletClientKey}`,
+      '--kubelet-preferred-address-types=Hostname,InternalIP',
       `--service-account-issuer=${server}/`,
       `--service-account-key-file=${files.saPub}`,
       `--service-account-signing-key-file=${files.saKey}`,
@@ -341,6 +301,24 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
     await new Promise((r) => setTimeout(r, 500));
     if (kcm.exited()) throw earlyExitError('kube-controller-manager', kcm, 0);
 
+    if (opts.node) {
+      const kubeconfigFor = (name: string, url: string, identity: ClientIdentity): string => {
+        const path = join(dir, `${name}.kubeconfig`);
+        writeKubeconfig(path, url, pki, pki.clients[identity]);
+        return path;
+      };
+      node = await startNode({
+        dir,
+        detached,
+        apiserverPort: ports.apiserver,
+        kubeletPort: ports.kubelet!,
+        kubeconfig: kubeconfigFor,
+        clientCaFile: files.ca,
+        adminTls: tls,
+        log,
+      });
+    }
+
     const state: ControlPlaneState = {
       dir,
       kubeconfig,
@@ -348,6 +326,7 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
       kubernetesVersion: KUBERNETES_VERSION,
       ports,
       pids: { etcd: etcd.pid, kubeApiserver: apiserver.pid, kubeControllerManager: kcm.pid },
+      ...(node ? { node } : {}),
       startedAt: new Date().toISOString(),
       apiserver: { bin: bin.kubeApiserver, args: apiserverArgs, detached },
     };
@@ -355,42 +334,21 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
     log(`control plane: ready at ${server} in ${formatDuration(Date.now() - started)}`);
     return state;
   } catch (err) {
+    if (opts.node) await stopNode(dir, node);
     for (const proc of launched.reverse()) await terminate(proc.pid, dir);
     throw err;
   }
 }
 
-async function terminate(pid: number, dir: string, graceMs = 10_000): Promise<void> {
-  if (!ownsProcess(pid, dir)) return;
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const deadline = Date.now() + graceMs;
-  while (isAlive(pid) && !isZombie(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  if (isAlive(pid) && !isZombie(pid)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-}
-
-/** An exited child not yet reaped by its parent: dead for our purposes. */
-function isZombie(pid: number): boolean {
-  try {
-    return /\)\s+Z\s/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-/** Stops the processes recorded in state (controller-manager first, etcd last) and removes the folder. */
+/**
+ * Stops the node (everything it made on the machine), then the processes recorded in state
+ * (controller-manager first, etcd last), and removes the folder.
+ */
 export async function stopControlPlane(state: ControlPlaneState): Promise<void> {
   const { etcd, kubeApiserver, kubeControllerManager } = state.pids;
-  for (const pid of [kubeControllerManager, kubeApiserver, etcd]) await terminate(pid, state.dir);
+  await terminate(kubeControllerManager, state.dir);
+  if (state.node || existsSync(join(state.dir, 'node'))) await stopNode(state.dir, state.node);
+  for (const pid of [kubeApiserver, etcd]) await terminate(pid, state.dir);
   if (existsSync(state.dir)) rmSync(state.dir, { recursive: true, force: true });
 }
 

@@ -1,12 +1,16 @@
 /**
- * The local control plane's certificates and keys: one CA, the API server's serving certificate
- * (127.0.0.1 and localhost), the admin client certificate (O=system:masters, the only group that
- * bypasses RBAC) and the ServiceAccount token signing key pair. Keys come from Node's native
+ * The local cluster's certificates and keys: one CA; the API server's serving certificate
+ * (127.0.0.1, localhost, and the addresses pods and the node reach it at); the admin client
+ * certificate (O=system:masters, the only group that bypasses RBAC); the identities of the node's
+ * components (kubelet as system:node:NAME for the Node authorizer, kube-proxy, kube-scheduler)
+ * and the API server's client certificate towards the kubelet; the ServiceAccount token signing
+ * key pair. Keys come from Node's native
  * generator (fast); node-forge only assembles and signs the X.509 certificates, which Node's
  * crypto cannot do.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import forge from 'node-forge';
+import { KUBERNETES_SERVICE_IP, NODE_IP, NODE_NAME } from './network.js';
 
 export interface Pki {
   caCert: string;
@@ -14,6 +18,8 @@ export interface Pki {
   servingKey: string;
   adminCert: string;
   adminKey: string;
+  /** Client certificates by identity: the node's components and the API server towards kubelets. */
+  clients: Record<ClientIdentity, { cert: string; key: string }>;
   serviceAccountKey: string;
   serviceAccountPub: string;
 }
@@ -56,6 +62,34 @@ function makeCert(spec: CertSpec): forge.pki.Certificate {
   return cert;
 }
 
+/** Who the node's components are to the API server, and who the API server is to the kubelet. */
+const CLIENT_SUBJECTS = {
+  kubelet: { cn: `system:node:${NODE_NAME}`, o: 'system:nodes' },
+  kubeProxy: { cn: 'system:kube-proxy' },
+  kubeScheduler: { cn: 'system:kube-scheduler' },
+  apiserverKubeletClient: { cn: 'kube-apiserver-kubelet-client', o: 'system:masters' },
+} as const;
+export type ClientIdentity = keyof typeof CLIENT_SUBJECTS;
+
+type Issuer = NonNullable<CertSpec['issuer']>;
+
+function clientCert(issuer: Issuer, cn: string, o?: string): { cert: forge.pki.Certificate; keys: KeyPair } {
+  const keys = rsaKeyPair();
+  const subject: forge.pki.CertificateField[] = [{ name: 'commonName', value: cn }];
+  if (o) subject.push({ name: 'organizationName', value: o });
+  const cert = makeCert({
+    subject,
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', clientAuth: true },
+    ],
+    keys,
+    issuer,
+  });
+  return { cert, keys };
+}
+
 export function generatePki(): Pki {
   const caKeys = rsaKeyPair();
   const ca = makeCert({
@@ -81,6 +115,8 @@ export function generatePki(): Pki {
           { type: 2, value: 'localhost' },
           { type: 2, value: 'kubernetes.default.svc' },
           { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: KUBERNETES_SERVICE_IP },
+          { type: 7, ip: NODE_IP },
         ],
       },
     ],
@@ -88,29 +124,23 @@ export function generatePki(): Pki {
     issuer,
   });
 
-  const adminKeys = rsaKeyPair();
-  const admin = makeCert({
-    subject: [
-      { name: 'commonName', value: 'admin' },
-      { name: 'organizationName', value: 'system:masters' },
-    ],
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-      { name: 'extKeyUsage', clientAuth: true },
-    ],
-    keys: adminKeys,
-    issuer,
-  });
+  const admin = clientCert(issuer, 'admin', 'system:masters');
+  const pem = (c: forge.pki.Certificate): string => forge.pki.certificateToPem(c);
+  const clients = Object.fromEntries(
+    Object.entries(CLIENT_SUBJECTS).map(([id, subject]) => {
+      const c = clientCert(issuer, subject.cn, 'o' in subject ? subject.o : undefined);
+      return [id, { cert: pem(c.cert), key: c.keys.privatePem }];
+    }),
+  ) as Pki['clients'];
 
   const saKeys = rsaKeyPair();
-  const pem = (c: forge.pki.Certificate): string => forge.pki.certificateToPem(c);
   return {
     caCert: pem(ca),
     servingCert: pem(serving),
     servingKey: servingKeys.privatePem,
-    adminCert: pem(admin),
-    adminKey: adminKeys.privatePem,
+    adminCert: pem(admin.cert),
+    adminKey: admin.keys.privatePem,
+    clients,
     serviceAccountKey: saKeys.privatePem,
     serviceAccountPub: saKeys.publicPem,
   };

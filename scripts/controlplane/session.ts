@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cacheRoot } from './assets.js';
-import { isRunning, readState, startControlPlane, stopControlPlane, type ControlPlaneState } from './cluster.js';
+import { isRunning, readState, startControlPlane, stopControlPlane, wantNode, type ControlPlaneState } from './cluster.js';
 import { ControlPlaneError } from './errors.js';
 
 export interface ControlPlaneLease {
@@ -30,7 +30,14 @@ export function runningDefaultCluster(): ControlPlaneState | undefined {
   return state && isRunning(state) ? state : undefined;
 }
 
-export async function acquireControlPlane(opts: { private?: boolean } = {}): Promise<ControlPlaneLease> {
+export interface AcquireOptions {
+  /** Start a private cluster even when `cluster:up` left one running. */
+  private?: boolean;
+  /** Whether a cluster started here gets a node; wantNode() (ECHOPERATOR_NODE) when absent. */
+  node?: boolean;
+}
+
+export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<ControlPlaneLease> {
   if (process.env.USE_EXISTING_CLUSTER === 'true') {
     const kubeconfig = process.env.KUBECONFIG || join(homedir(), '.kube', 'config');
     return { kubeconfig, ownedPids: [], describe: `existing cluster (KUBECONFIG=${kubeconfig})`, release: async () => {} };
@@ -48,7 +55,7 @@ export async function acquireControlPlane(opts: { private?: boolean } = {}): Pro
   };
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, onSignal);
   try {
-    state = await startControlPlane({ dir, detached: false });
+    state = await startControlPlane({ dir, detached: false, node: opts.node ?? wantNode() });
   } catch (err) {
     await release();
     throw err instanceof ControlPlaneError ? err : new ControlPlaneError(String(err));
@@ -56,7 +63,7 @@ export async function acquireControlPlane(opts: { private?: boolean } = {}): Pro
   const started = state;
   return {
     kubeconfig: started.kubeconfig,
-    ownedPids: Object.values(started.pids),
+    ownedPids: [...Object.values(started.pids), ...Object.values(started.node?.pids ?? {})],
     describe: `private control plane at ${started.server}`,
     release: async () => {
       await release();

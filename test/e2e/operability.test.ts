@@ -7,7 +7,6 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { applyEcho, eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
-import { finishJob } from '../support/jobs.js';
 import { apiProxy } from '../support/proxy.js';
 import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
@@ -78,24 +77,11 @@ test('/readyz fails until the caches have synced, then passes', async (t) => {
   assert.equal((await fetch(`${url}/readyz`)).status, 200);
 });
 
-test('Events show a run that succeeded and one that failed; a failing loop makes a bounded number of Events', async (t) => {
+test('a failing loop makes a bounded number of Events and says why in status', async (t) => {
   installCrds();
   const ns = testNamespace(t, 'events');
   const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns });
   await waitReady(op);
-  applyEcho(ns, 'good', 'ok');
-  applyEcho(ns, 'bad', 'not ok');
-  for (const [echo, outcome] of [['good', 'succeeded'], ['bad', 'failed']] as const) {
-    const job = await eventually(`Job of ${echo}`, () => kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items[0]);
-    await finishJob(ns, job.metadata.name, outcome);
-  }
-  const reasons = (name: string) =>
-    kubectlJson(['get', 'events', '--field-selector', `involvedObject.name=${name},involvedObject.kind=Echo`], { namespace: ns }).items.map((e: any) => e.reason);
-  await eventually('RunSucceeded', () => reasons('good').includes('RunSucceeded'));
-  await eventually('RunFailed', () => reasons('bad').includes('RunFailed'));
-  assert.ok(reasons('good').includes('JobCreated'));
-  const described = kubectlOk(['describe', 'echo', 'bad'], { namespace: ns });
-  assert.match(described, /RunFailed/);
 
   // An admission policy that refuses new Jobs here: every reconcile of this Echo fails, and keeps failing.
   denyJobs(t, ns);

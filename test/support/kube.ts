@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
+import { NO_PODS_ANNOTATIONS } from '../../scripts/controlplane/network.js';
 
 export function kubeconfig(): string {
   const path = process.env.KUBECONFIG;
@@ -44,13 +45,16 @@ export function applyYaml(yaml: string, namespace?: string): string {
   return kubectlOk(['apply', '-f', '-'], { input: yaml, namespace });
 }
 
-/** A fresh namespace for one test, deleted (without waiting) when the test ends. */
-export function testNamespace(t: TestContext, prefix = 't', labels: Record<string, string> = {}): string {
+/**
+ * A fresh namespace for one test, deleted (without waiting) when the test ends. Its pods stay off
+ * the node (Pending, as without one) unless `pods: true`: only tests that read what a pod did run
+ * pods, so the rest stay fast and their Jobs' status is theirs to write.
+ */
+export function testNamespace(t: TestContext, prefix = 't', labels: Record<string, string> = {}, opts: { pods?: boolean } = {}): string {
   const slug = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 40).replace(/-+$/, '');
   const name = `${slug}-${randomBytes(3).toString('hex')}`;
-  kubectlOk(['create', 'namespace', name]);
-  const pairs = Object.entries(labels).map(([k, v]) => `${k}=${v}`);
-  if (pairs.length) kubectlOk(['label', 'namespace', name, ...pairs]);
+  const metadata = { name, labels, annotations: opts.pods ? {} : NO_PODS_ANNOTATIONS };
+  kubectlOk(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata }) });
   t.after(() => {
     kubectl(['delete', 'namespace', name, '--wait=false']);
   });
