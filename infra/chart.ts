@@ -7,6 +7,9 @@ import { Echoperator, type EchoperatorProps } from './echoperator.js';
 
 /** The chart's id, hence the output file: dist/manifests/echoperator.k8s.yaml. */
 export const CHART_NAME = 'echoperator';
+
+/** Where `npm run synth` writes the manifests; the cdk8s CLI passes cdk8s.yaml's `output` as CDK8S_OUTDIR. */
+export const OUTDIR = process.env.CDK8S_OUTDIR || 'dist/manifests';
 export const MANIFEST_FILE = `${CHART_NAME}.k8s.yaml`;
 
 export class EchoperatorChart extends Chart {

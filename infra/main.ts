@@ -11,11 +11,9 @@
  */
 import { rmSync } from 'node:fs';
 import { App, YamlOutputType } from 'cdk8s';
-import { CHART_NAME, EchoperatorChart } from './chart.js';
+import { CHART_NAME, EchoperatorChart, OUTDIR } from './chart.js';
 import { loadValues } from './values.js';
 
-/** Where the manifests go; the cdk8s CLI passes cdk8s.yaml's `output` as CDK8S_OUTDIR. */
-export const OUTDIR = process.env.CDK8S_OUTDIR || 'dist/manifests';
 
 function main(): void {
   const props = loadValues();

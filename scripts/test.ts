@@ -6,15 +6,16 @@
  * Tiers: test/unit needs nothing; test/e2e needs the control plane; test/e2e/node-* also needs
  * the node (pods that run). With ECHOPERATOR_NODE=false the cluster has no node and the node tier
  * is left out, said so in the output. A cluster started here must leave nothing on the machine
- * once stopped (processes, mounts, namespaces, cgroups): checked after the run, which fails if not.
+ * once stopped (processes, mounts, namespaces, cgroups): what is there after the run and was not
+ * before it fails the run.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
-import { acquireControlPlane, runningDefaultCluster } from './controlplane/session.js';
+import { acquireControlPlane } from './controlplane/session.js';
 import { ensureBundle } from './runtimes.js';
 
 function testFiles(dir: string): string[] {
@@ -25,6 +26,12 @@ function testFiles(dir: string): string[] {
       return name.endsWith('.test.ts') ? [path] : [];
     })
     .sort();
+}
+
+/** Deployments of the operator in the cluster (`kubectl get -o name`), '' when none. */
+function installedOperators(kubeconfig: string): string {
+  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-l', 'app.kubernetes.io/name=echoperator', '-o', 'name'], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim().split('\n').filter(Boolean).join(', ') : '';
 }
 
 async function main(): Promise<void> {
@@ -38,7 +45,13 @@ async function main(): Promise<void> {
     if (files.length === 0) throw new Error('every matching test file needs the node');
   }
   const needsCluster = files.some((f) => !relative('test', f).startsWith('unit'));
-  const lease = needsCluster ? await acquireControlPlane() : undefined;
+  const before = new Set(machineLeftovers());
+  let lease = needsCluster ? await acquireControlPlane() : undefined;
+  if (lease && !lease.ownedPids.length && process.env.USE_EXISTING_CLUSTER !== 'true' && installedOperators(lease.kubeconfig)) {
+    // `npm run demo` leaves the operator installed, watching every namespace: it would reconcile the tests' Echos too.
+    console.error(`tests: the running cluster has the operator installed (${installedOperators(lease.kubeconfig)}); using a private cluster instead`);
+    lease = await acquireControlPlane({ private: true });
+  }
   if (lease) console.error(`tests: using ${lease.describe}`);
   // End-to-end tests run the operator as it ships: the bundle, built from the current sources.
   const bundle = needsCluster && !process.env.ECHOPERATOR_CMD ? await ensureBundle() : undefined;
@@ -57,8 +70,8 @@ async function main(): Promise<void> {
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => child.kill(s));
   let code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   await lease?.release();
-  if (lease?.ownedPids.length && !runningDefaultCluster()) {
-    const left = machineLeftovers();
+  if (lease?.ownedPids.length) {
+    const left = machineLeftovers().filter((l) => !before.has(l));
     for (const l of left) console.error(`tests: the cluster left behind ${l}`);
     if (left.length) code ||= 1;
   }

@@ -154,9 +154,13 @@ export async function ensureNodeBinaries(log: (line: string) => void = (l) => co
     kubeScheduler: await resolve(nodeGroup, 'kube-scheduler'),
     kubelet: await resolve(nodeGroup, 'kubelet'),
     kubeProxy: await resolve(nodeGroup, 'kube-proxy'),
-    mkimage: await resolve(imagesGroup, 'mkimage'),
-    pause: await resolve(imagesGroup, 'pause'),
+    ...(await ensureImageTools(log)),
   };
+}
+
+/** mkimage and pause alone (a few seconds to build): what making the node's images needs. */
+export async function ensureImageTools(log: (line: string) => void = (l) => console.error(l)): Promise<{ mkimage: string; pause: string }> {
+  return { mkimage: await resolveBinary(imagesGroup, 'mkimage', log), pause: await resolveBinary(imagesGroup, 'pause', log) };
 }
 
 function goBinary(): string {

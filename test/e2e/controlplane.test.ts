@@ -59,7 +59,7 @@ test('cluster exec tears down the control plane it started, on exit and on SIGTE
     const script = `console.log('PIDS=' + process.env.ECHOPERATOR_CONTROL_PLANE_PIDS); ${how === 'exit' ? 'setTimeout(() => {}, 3000);' : 'setInterval(() => {}, 1000);'}`;
     const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/cluster.ts', 'exec', '--private', '--', process.execPath, '-e', script], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, KUBECONFIG: '' },
+      env: { ...process.env, KUBECONFIG: '', ECHOPERATOR_NODE: 'false' },
     });
     let out = '';
     let err = '';

@@ -71,7 +71,10 @@ export interface PrivateControlPlane {
 /** A control plane of the test's own, in a fresh temporary folder; stop() it in an after hook. */
 export async function startPrivateControlPlane(opts: Omit<StartOptions, 'dir' | 'detached' | 'log'> = {}): Promise<PrivateControlPlane> {
   const dir = mkdtempSync(join(tmpdir(), 'echoperator-fault-cp-'));
-  const state = await startControlPlane({ ...opts, dir, detached: false, log: () => undefined });
+  // A port below the ephemeral range: fault tests restart kube-apiserver on it, and meanwhile an
+  // outgoing connection must not be given it as its local port.
+  const apiserverPort = opts.apiserverPort ?? (await reservablePort());
+  const state = await startControlPlane({ ...opts, apiserverPort, dir, detached: false, log: () => undefined });
   const kubectl = kubectlFor(state.kubeconfig);
   let stopped: Promise<void> | undefined;
   return {

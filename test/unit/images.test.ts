@@ -1,0 +1,95 @@
+/**
+ * The node's local operator image and the production Dockerfile agree: the local image is made
+ * from the Dockerfile's final stage, so these tests pin both what that stage says and what the
+ * local image takes from it, and that the synthesized Deployment's command runs in it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { test } from 'node:test';
+import { synthesize } from '../../infra/chart.js';
+import { parseFinalStage } from '../../scripts/controlplane/node/dockerfile.js';
+import { busyboxImageSpec, FAILING_JOB_IMAGE, failingImageSpec, JOB_IMAGE, operatorImageSpec, withParents } from '../../scripts/controlplane/node/images.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const DOCKERFILE = join(ROOT, 'Dockerfile');
+const BUNDLE = join(ROOT, 'dist/bundle/echoperator.js');
+
+function spec() {
+  // The spec hashes nothing and reads only the Dockerfile and `ldd node`; the bundle need not exist.
+  return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle: BUNDLE, tag: 'example.test/echoperator:1' });
+}
+
+test("the Dockerfile's final stage: distroless nonroot, only the bundle at /app/echoperator.js, user 65532, node on PATH", () => {
+  const stage = parseFinalStage(readFileSync(DOCKERFILE, 'utf8'));
+  assert.match(stage.from, /^gcr\.io\/distroless\/nodejs\d+-debian\d+:nonroot$/);
+  assert.deepEqual(stage.copies, [{ fromStage: 'build', source: '/src/dist/bundle/echoperator.js', dest: '/app/echoperator.js' }]);
+  assert.equal(stage.user, '65532:65532');
+  assert.deepEqual(stage.entrypoint, ['node', '/app/echoperator.js']);
+  assert.deepEqual(stage.exposedPorts, ['2112/tcp', '8081/tcp']);
+  assert.match(stage.env.PATH!, /(^|:)\/nodejs\/bin(:|$)/);
+});
+
+test('the local operator image takes its layout and config from that stage, on a base like distroless (node, its libraries, users; no shell)', () => {
+  const image = spec();
+  const paths = new Set(image.entries.map((e) => e.path));
+  const bundle = image.entries.find((e) => e.path === 'app/echoperator.js');
+  assert.equal(bundle?.source, BUNDLE);
+  assert.equal(bundle?.mode, 0o644);
+  assert.ok(paths.has('nodejs/bin/node'));
+  assert.ok([...paths].some((p) => /^lib.*\/libc\.so\.6$/.test(p)), 'the C library node links against');
+  assert.ok(!paths.has('bin/sh') && !paths.has('bin/busybox'), 'no shell');
+  const passwd = image.entries.find((e) => e.path === 'etc/passwd')?.content ?? '';
+  assert.match(passwd, /^nonroot:x:65532:65532:/m);
+  assert.deepEqual(image.config.Entrypoint, ['node', '/app/echoperator.js']);
+  assert.equal(image.config.User, '65532:65532');
+  assert.deepEqual(Object.keys(image.config.ExposedPorts ?? {}), ['2112/tcp', '8081/tcp']);
+  assert.ok(image.config.Env?.some((e) => e.startsWith('PATH=') && e.includes('/nodejs/bin')));
+  // Every parent folder is in the layer, before its children.
+  const order = image.entries.map((e) => e.path);
+  for (const [i, p] of order.entries()) {
+    const parent = p.split('/').slice(0, -1).join('/');
+    if (parent) assert.ok(order.indexOf(parent) >= 0 && order.indexOf(parent) < i, `${parent} before ${p}`);
+  }
+});
+
+test("the synthesized Deployment's command and user are the image's", () => {
+  const deployment = synthesize({}).objects.find((o) => o.kind === 'Deployment')!;
+  const container = deployment.spec.template.spec.containers[0];
+  assert.deepEqual(container.command, spec().config.Entrypoint);
+  assert.equal(`${container.securityContext.runAsUser}:${container.securityContext.runAsGroup}`, spec().config.User);
+});
+
+test('a final stage the local builder cannot reproduce is an error, not silently different', () => {
+  const base = 'FROM node:20 AS build\nWORKDIR /src\nRUN npm ci\nFROM gcr.io/distroless/nodejs20-debian12:nonroot\n';
+  assert.throws(() => parseFinalStage(`${base}RUN echo hi\n`), /final stage has RUN/);
+  assert.throws(() => parseFinalStage(`${base}VOLUME /data\n`), /final stage has VOLUME/);
+  assert.throws(() => parseFinalStage(`${base}COPY local.txt /app/\n`), /may only COPY --from/);
+  const dir = mkdtempSync(join(tmpdir(), 'dockerfile-'));
+  const other = join(dir, 'Dockerfile');
+  writeFileSync(other, `${base}COPY --from=build /src/other.js /app/other.js\nENTRYPOINT ["node"]\n`);
+  assert.throws(() => operatorImageSpec({ dockerfile: other, repoRoot: ROOT, bundle: BUNDLE, tag: 'x.test/y:1' }), /knows only the bundle/);
+});
+
+test('the Job images: busybox with a link per applet, and a twin whose printf fails', () => {
+  const busybox = busyboxImageSpec();
+  assert.equal(busybox.tag, JOB_IMAGE);
+  const printf = busybox.entries.find((e) => e.path === 'bin/printf');
+  assert.deepEqual([printf?.type, printf?.target], ['symlink', 'busybox']);
+  const failing = failingImageSpec();
+  assert.equal(failing.tag, FAILING_JOB_IMAGE);
+  const script = failing.entries.find((e) => e.path === 'bin/printf');
+  assert.equal(script?.type, 'file');
+  assert.match(script?.content ?? '', /exit 3/);
+  assert.equal(failing.entries.length, busybox.entries.length);
+});
+
+test('withParents adds missing folders once and sorts parents first', () => {
+  const out = withParents([
+    { path: 'a/b/c', type: 'file', content: '', mode: 0o644, uid: 0, gid: 0 },
+    { path: 'a/b', type: 'dir', mode: 0o700, uid: 1, gid: 1 },
+  ]);
+  assert.deepEqual(out.map((e) => e.path), ['a', 'a/b', 'a/b/c']);
+  assert.equal(out[1]!.mode, 0o700, 'an explicit folder keeps its mode');
+});
