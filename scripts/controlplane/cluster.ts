@@ -25,6 +25,7 @@ const CONTROLLERS = [
   'replicaset-controller',
   'namespace-controller',
   'ttl-after-finished-controller',
+  'resourcequota-controller',
 ];
 
 /**
