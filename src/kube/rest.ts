@@ -7,14 +7,18 @@
  * what it is good at (loading kubeconfig, authentication incl. exec plugins and token refresh,
  * the API types) and this file moves bytes over ONE keep-alive agent.
  *
- * Guarantees: every request has a deadline (timeoutMs, or the caller's signal for streams); a
- * non-2xx answer becomes an ApiError carrying the server's Status; a transport failure becomes an
- * ApiError with code 0, so callers classify both with the same helpers.
+ * Guarantees: every request has a deadline (timeoutMs, or the caller's signal for streams), which
+ * also bounds its retries; an answer asking to come back later (429, or a 5xx with Retry-After)
+ * is retried as client-go does (see retry.ts), sleeping as told, the sleep cut short by the
+ * deadline or the caller's signal; a non-2xx answer becomes an ApiError carrying the server's
+ * Status; a transport failure becomes an ApiError with code 0, so callers classify both with the
+ * same helpers. Every answer and every retry is counted (RestClientMetrics).
  */
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, type StatusBody } from './errors.js';
+import { MAX_RETRIES, nopRestClientMetrics, retryAfterMs, type RestClientMetrics } from './retry.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -33,9 +37,35 @@ export interface RestClientOptions {
   maxSockets?: number;
   /** Sent as User-Agent, so audit logs and APF flow schemas can tell us apart. */
   userAgent?: string;
+  metrics?: RestClientMetrics;
+  /** Waits before a retry; rejects when signal aborts. Injectable for tests. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  retryAfter?: string | string[];
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** Node's longest timer (2^31-1 ms); see runtime/clock.ts, which this lower layer cannot import. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * A response body as a string, decoded chunk by chunk. Not Buffer.concat: a LIST page is megabytes,
@@ -60,6 +90,8 @@ export class RestClient {
    */
   private readonly streamAgent: Agent;
   private readonly userAgent: string;
+  private readonly metrics: RestClientMetrics;
+  private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -70,6 +102,8 @@ export class RestClient {
     this.server = cluster.server.replace(/\/+$/, '');
     this.url = new URL(this.server);
     this.userAgent = options.userAgent ?? 'echoperator';
+    this.metrics = options.metrics ?? nopRestClientMetrics;
+    this.sleep = options.sleep ?? abortableSleep;
     this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 100, maxFreeSockets: 32 });
     this.streamAgent = new Agent({ keepAlive: false, maxSockets: Infinity });
   }
@@ -80,14 +114,24 @@ export class RestClient {
     // request, a leak of one entry per API call. A controller of our own is released in finally.
     const deadline = new AbortController();
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    // Capped as every timer is (see runtime/clock.ts): a longer one would fire after 1 ms.
+    const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), Math.min(timeoutMs, MAX_TIMER_MS));
     const onCallerAbort = (): void => deadline.abort(opts.signal!.reason);
     if (opts.signal?.aborted) onCallerAbort();
     else opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
-      const { status, text } = await this.send(method, path, opts, deadline.signal, this.agent, readText);
-      if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
-      throw toApiError(method, path, status, text);
+      for (let retries = 0; ; retries++) {
+        const { status, text, retryAfter } = await this.counted(method, this.send(method, path, opts, deadline.signal, this.agent, readText));
+        if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
+        const err = toApiError(method, path, status, text);
+        const waitMs = retries < MAX_RETRIES ? retryAfterMs(status, retryAfter, err.retryAfterSeconds) : undefined;
+        if (waitMs === undefined) throw err;
+        this.metrics.retried(String(status), method);
+        // Cut short by the deadline or the caller: then the server's answer is the error.
+        await this.sleep(waitMs, deadline.signal).catch(() => {
+          throw err;
+        });
+      }
     } finally {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onCallerAbort);
@@ -99,7 +143,7 @@ export class RestClient {
    * the server ends the stream; rejects on transport errors; aborting the signal ends it quietly.
    */
   async stream(path: string, query: Query, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
-    const { status, text } = await this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
+    const { status, text } = await this.counted('GET', this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
       if ((res.statusCode ?? 0) >= 300) return readText(res);
       let pending = '';
       res.setEncoding('utf8');
@@ -119,8 +163,20 @@ export class RestClient {
       }
       if (pending.trim()) onLine(pending);
       return '';
-    });
+    }));
     if (status >= 300) throw toApiError('GET', path, status, text);
+  }
+
+  /** Counts the answer's code, or '<error>' when none came (client-go's label for that). */
+  private async counted(method: string, sent: Promise<Answer>): Promise<Answer> {
+    try {
+      const answer = await sent;
+      this.metrics.requestDone(String(answer.status), method);
+      return answer;
+    } catch (err) {
+      this.metrics.requestDone('<error>', method);
+      throw err;
+    }
   }
 
   /** Closes idle keep-alive sockets so the process can exit. */
@@ -136,7 +192,7 @@ export class RestClient {
     signal: AbortSignal,
     agent: Agent,
     read: (res: IncomingMessage) => Promise<string>,
-  ): Promise<{ status: number; text: string }> {
+  ): Promise<Answer> {
     const target = new URL(this.url.pathname.replace(/\/$/, '') + path, this.url);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) target.searchParams.set(k, String(v));
     const options: RequestOptions = { method, headers: {} };
@@ -161,7 +217,7 @@ export class RestClient {
     };
     return await new Promise((resolve, reject) => {
       const req = (isHttps ? httpsRequest : httpRequest)(target, reqOptions, (res) => {
-        read(res).then((text) => resolve({ status: res.statusCode ?? 0, text }), (err) => reject(transportError(method, path, err, signal)));
+        read(res).then((text) => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] }), (err) => reject(transportError(method, path, err, signal)));
       });
       req.on('error', (err) => reject(transportError(method, path, err, signal)));
       if (payload !== undefined) req.write(payload);
