@@ -303,6 +303,8 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
       '--service-cluster-ip-range=10.0.0.0/24',
       '--allow-privileged=true',
       '--disable-admission-plugins=ServiceAccount',
+      // On by default in OpenShift: blockOwnerDeletion needs update on the owner's finalizers.
+      '--enable-admission-plugins=OwnerReferencesPermissionEnforcement',
       '--authorization-mode=RBAC',
       `--service-account-issuer=${server}/`,
       `--service-account-key-file=${files.saPub}`,
