@@ -48,6 +48,28 @@ interface Answer {
   retryAfter?: string | string[];
 }
 
+/** How long a credential plugin may stay unanswered before another run is started. */
+const AUTH_GIVE_UP_MS = 60_000;
+
+/** `work`, or a rejection with the signal's reason as soon as it aborts (work goes on unobserved). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
@@ -91,6 +113,8 @@ export class RestClient {
   private readonly streamAgent: Agent;
   private readonly userAgent: string;
   private readonly metrics: RestClientMetrics;
+  /** The authentication in flight, shared by the requests that wait for it (see authenticate). */
+  private auth: { startedAt: number; done: Promise<RequestOptions> } | undefined;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 
   constructor(
@@ -167,6 +191,34 @@ export class RestClient {
     if (status >= 300) throw toApiError('GET', path, status, text);
   }
 
+  /**
+   * client-node's TLS material and auth headers (it refreshes tokens and runs exec credential
+   * plugins), bounded by `signal`: a plugin that never answers fails the request at its deadline,
+   * as client-go's request context does, instead of blocking it (and a standby's acquire loop)
+   * forever. Concurrent requests share one authentication, so a hung plugin is one process, not
+   * one per request; one that has not answered for AUTH_GIVE_UP_MS is given up on (client-node
+   * offers no handle to kill it) and the next request starts another. Resolves with a copy the
+   * caller may change.
+   */
+  private async authenticate(method: string, path: string, signal: AbortSignal): Promise<RequestOptions> {
+    const now = Date.now();
+    if (!this.auth || now - this.auth.startedAt > AUTH_GIVE_UP_MS) {
+      const options: RequestOptions = { headers: {} };
+      const entry = { startedAt: now, done: this.kc.applyToHTTPSOptions(options).then(() => options) };
+      this.auth = entry;
+      const clear = (): void => {
+        if (this.auth === entry) this.auth = undefined;
+      };
+      entry.done.then(clear, clear);
+    }
+    try {
+      const options = await untilAborted(this.auth.done, signal);
+      return { ...options, headers: { ...(options.headers as Record<string, string>) } };
+    } catch (err) {
+      throw transportError(method, path, err, signal);
+    }
+  }
+
   /** Counts the answer's code, or '<error>' when none came (client-go's label for that). */
   private async counted(method: string, sent: Promise<Answer>): Promise<Answer> {
     try {
@@ -195,9 +247,7 @@ export class RestClient {
   ): Promise<Answer> {
     const target = new URL(this.url.pathname.replace(/\/$/, '') + path, this.url);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) target.searchParams.set(k, String(v));
-    const options: RequestOptions = { method, headers: {} };
-    // client-node applies TLS material and auth headers (and refreshes tokens) for each request.
-    await this.kc.applyToHTTPSOptions(options);
+    const options: RequestOptions = { ...(await this.authenticate(method, path, signal)), method };
     const headers = options.headers as Record<string, string>;
     headers['Accept'] = 'application/json';
     headers['User-Agent'] = this.userAgent;
