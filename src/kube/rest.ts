@@ -86,6 +86,7 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+const TCP_KEEPALIVE_MS = 30_000;
 /** Node's longest timer (2^31-1 ms); see runtime/clock.ts, which this lower layer cannot import. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -269,6 +270,9 @@ export class RestClient {
       const req = (isHttps ? httpsRequest : httpRequest)(target, reqOptions, (res) => {
         read(res).then((text) => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] }), (err) => reject(transportError(method, path, err, signal)));
       });
+      // client-go's dialer: TCP keep-alive probes after 30 s idle, so a watch whose peer vanished
+      // (a NAT or load balancer dropped the flow) ends in an error instead of waiting forever.
+      if (agent === this.streamAgent) req.on('socket', (socket) => socket.setKeepAlive(true, TCP_KEEPALIVE_MS));
       req.on('error', (err) => reject(transportError(method, path, err, signal)));
       if (payload !== undefined) req.write(payload);
       req.end();

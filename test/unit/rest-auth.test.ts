@@ -42,7 +42,7 @@ describe('exec credential plugins', () => {
     const elector = new LeaderElector({ leaseName: 'lease1', namespace: 'ns', identity: 'me', leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100 }, counting);
     const stop = new AbortController();
     setTimeout(() => stop.abort(), 1200);
-    await elector.run({ onStartedLeading: async () => assert.fail('cannot lead without the API server') }, stop.signal).catch(() => undefined);
+    await elector.run({ onStartedLeading: async () => assert.fail('cannot lead without the API server'), onStoppedLeading: () => undefined }, stop.signal).catch(() => undefined);
     assert.ok(reads >= 3, `the loop went on past the hung authentication: ${reads} Lease reads`);
   });
 });
