@@ -88,8 +88,9 @@ export class HttpListener {
   }
 }
 
-function listenError(err: NodeJS.ErrnoException, options: ListenOptions, host = '*'): ListenError {
-  const where = `${host}:${options.port}`;
+function listenError(err: NodeJS.ErrnoException, options: ListenOptions, chosenHost?: string): ListenError {
+  const host = chosenHost ?? 'all addresses';
+  const where = chosenHost ? `${chosenHost}:${options.port}` : `port ${options.port} of all addresses`;
   switch (err.code) {
     case 'EADDRINUSE':
       return new ListenError(
