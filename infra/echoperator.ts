@@ -449,14 +449,18 @@ export interface PolicyRule {
 /**
  * What the operator does in every namespace it watches, and nothing more: read its custom
  * resources and write their status; manage the Jobs and CronJobs it creates; record Events.
- * No wildcard, no Secrets, no Pods.
+ * No wildcard, no Secrets, no Pods. `update` on the finalizers subresources is what
+ * OwnerReferencesPermissionEnforcement (on by default in OpenShift) asks of whoever sets
+ * blockOwnerDeletion on an owner reference, as our Jobs and CronJobs do; the ScheduledEcho
+ * reconciler deletes a CronJob left under an old name.
  */
 export function operatorRules(): PolicyRule[] {
   return [
     { apiGroups: ['mmontes.io'], resources: ['echos', 'scheduledechos'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['mmontes.io'], resources: ['echos/status', 'scheduledechos/status'], verbs: ['patch', 'update'] },
+    { apiGroups: ['mmontes.io'], resources: ['echos/finalizers', 'scheduledechos/finalizers'], verbs: ['update'] },
     { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-    { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update'] },
+    { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'] },
     { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
   ];
 }

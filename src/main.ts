@@ -50,7 +50,8 @@ async function main(): Promise<number> {
     process.stderr.write(`error: ${err.message}\n`);
     return 2;
   }
-  const rest = new RestClient(kubeConfig, { userAgent: `echoperator/${VERSION} (${hostname()})` });
+  const metrics = createMetrics();
+  const rest = new RestClient(kubeConfig, { userAgent: `echoperator/${VERSION} (${hostname()})`, metrics: metrics.rest });
   log.info('starting echoperator', {
     version: VERSION,
     server: rest.server,
@@ -60,7 +61,6 @@ async function main(): Promise<number> {
     ha: settings.haEnabled ? settings.haNodeId : false,
   });
 
-  const metrics = createMetrics();
   const health = settings.healthPort ? new HealthServer({ port: settings.healthPort, logger: log }) : undefined;
   const metricsServer = settings.metricsEnabled
     ? new MetricsServer({ registry: metrics.registry, port: settings.metricsPort, path: settings.metricsPath })

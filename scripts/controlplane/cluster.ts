@@ -20,7 +20,8 @@ import { generatePki, type ClientIdentity, type Pki } from './pki.js';
  * The controllers a real cluster runs for what the operator and its install use: GC for owner
  * references, Job/CronJob, Deployments, namespaces; ServiceAccounts and the root CA ConfigMap
  * that projected tokens need; node lifecycle (the not-ready taint); EndpointSlices for Services;
- * PodDisruptionBudgets for evictions; pod GC.
+ * PodDisruptionBudgets for evictions; pod GC; ResourceQuota (a quota is enforced only once this
+ * controller has written its status).
  */
 const CONTROLLERS = [
   'garbage-collector-controller',
@@ -36,14 +37,17 @@ const CONTROLLERS = [
   'endpointslice-controller',
   'disruption-controller',
   'pod-garbage-collector-controller',
+  'resourcequota-controller',
 ];
 
 /**
  * Admission plugins beyond the defaults: NodeRestriction (a kubelet may only touch its own Node
- * and pods), and PodNodeSelector, which lets a namespace pin its pods to nodes: the tests that need
- * no pod run keep theirs off the node (test/support/kube.ts).
+ * and pods); OwnerReferencesPermissionEnforcement (on by default in OpenShift: blockOwnerDeletion
+ * needs update on the owner's finalizers, so the install's RBAC is tested against it); and
+ * PodNodeSelector, which lets a namespace pin its pods to nodes: the tests that need no pod run
+ * keep theirs off the node (test/support/kube.ts).
  */
-const ADMISSION_PLUGINS = ['NodeRestriction', 'PodNodeSelector'];
+const ADMISSION_PLUGINS = ['NodeRestriction', 'OwnerReferencesPermissionEnforcement', 'PodNodeSelector'];
 
 /**
  * The audit log (logs/audit.log) records who wrote what: one JSON line (Metadata level: verb,

@@ -42,16 +42,19 @@ export function port(accepts: string): Parser<number> {
 }
 
 /**
- * Seconds as a plain decimal ("15", "0.5"). Units ("15s") and exponents are refused: the setting's
- * name already says seconds, and a typo like "1e3" should not silently mean 1000.
+ * Seconds as a plain decimal ("15", "0.5"), at most `max`. Units ("15s") and exponents are
+ * refused: the setting's name already says seconds, and a typo like "1e3" should not silently
+ * mean 1000. Every duration has an upper bound, well below what a timer can hold (2^31-1 ms,
+ * ~24.8 days, beyond which Node fires it after 1 ms): a value past it is a typo, not a wish.
  */
-export function seconds(options: { allowZero: boolean; accepts: string }): Parser<number> {
+export function seconds(options: { allowZero: boolean; max: number; accepts: string }): Parser<number> {
   return {
     accepts: options.accepts,
     parse(raw) {
       if (!DECIMAL.test(raw)) throw new InvalidValue();
       const n = Number(raw);
       if (!Number.isFinite(n) || n < 0 || (n === 0 && !options.allowZero)) throw new InvalidValue();
+      if (n > options.max) throw new InvalidValue(`${raw} is more than ${options.max}`);
       return n;
     },
   };

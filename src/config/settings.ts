@@ -84,8 +84,13 @@ export interface SettingSpec<T> {
 
 export type SettingsTable = { readonly [K in keyof Settings]: SettingSpec<Settings[K]> };
 
-const positiveSeconds = (accepts = 'a positive number of seconds, e.g. 15 or 0.5'): Parser<number> =>
-  seconds({ allowZero: false, accepts });
+/** An hour: no lease, renewal or shutdown wait is meant to be longer. */
+const HOUR = 3600;
+/** A day: the longest sensible resync period. */
+const DAY = 86_400;
+
+const positiveSeconds = (max = HOUR): Parser<number> =>
+  seconds({ allowZero: false, max, accepts: `a positive number of seconds up to ${max}, e.g. 15 or 0.5` });
 
 const enabledPort = (what: string): Parser<number> => port(`a port number from 0 to 65535 (${what})`);
 
@@ -259,7 +264,7 @@ export const SETTINGS: SettingsTable = {
     flag: '--resync-period-seconds',
     valueName: 'seconds',
     description: 'how often every cached object is reconciled again even without a change',
-    parser: seconds({ allowZero: true, accepts: 'a number of seconds, 0 or more (0 = off)' }),
+    parser: seconds({ allowZero: true, max: DAY, accepts: `a number of seconds from 0 (off) to ${DAY}` }),
     default: 0,
     defaultText: '0 (off)',
   },

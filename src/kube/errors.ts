@@ -40,6 +40,7 @@ export const isNotFound = (err: unknown): boolean => errorCode(err) === 404;
 export const isConflict = (err: unknown): boolean => errorCode(err) === 409 && !isAlreadyExists(err);
 export const isAlreadyExists = (err: unknown): boolean => err instanceof ApiError && err.code === 409 && err.reason === 'AlreadyExists';
 export const isGone = (err: unknown): boolean => errorCode(err) === 410 || (err instanceof ApiError && err.reason === 'Expired');
+export const isTooManyRequests = (err: unknown): boolean => errorCode(err) === 429;
 export const isForbidden = (err: unknown): boolean => errorCode(err) === 403;
 export const isUnauthorized = (err: unknown): boolean => errorCode(err) === 401;
 

@@ -7,14 +7,18 @@
  * what it is good at (loading kubeconfig, authentication incl. exec plugins and token refresh,
  * the API types) and this file moves bytes over ONE keep-alive agent.
  *
- * Guarantees: every request has a deadline (timeoutMs, or the caller's signal for streams); a
- * non-2xx answer becomes an ApiError carrying the server's Status; a transport failure becomes an
- * ApiError with code 0, so callers classify both with the same helpers.
+ * Guarantees: every request has a deadline (timeoutMs, or the caller's signal for streams), which
+ * also bounds its retries; an answer asking to come back later (429, or a 5xx with Retry-After)
+ * is retried as client-go does (see retry.ts), sleeping as told, the sleep cut short by the
+ * deadline or the caller's signal; a non-2xx answer becomes an ApiError carrying the server's
+ * Status; a transport failure becomes an ApiError with code 0, so callers classify both with the
+ * same helpers. Every answer and every retry is counted (RestClientMetrics).
  */
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, type StatusBody } from './errors.js';
+import { MAX_RETRIES, nopRestClientMetrics, retryAfterMs, type RestClientMetrics } from './retry.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -33,9 +37,58 @@ export interface RestClientOptions {
   maxSockets?: number;
   /** Sent as User-Agent, so audit logs and APF flow schemas can tell us apart. */
   userAgent?: string;
+  metrics?: RestClientMetrics;
+  /** Waits before a retry; rejects when signal aborts. Injectable for tests. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  retryAfter?: string | string[];
+}
+
+/** How long a credential plugin may stay unanswered before another run is started. */
+const AUTH_GIVE_UP_MS = 60_000;
+
+/** `work`, or a rejection with the signal's reason as soon as it aborts (work goes on unobserved). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+const TCP_KEEPALIVE_MS = 30_000;
+/** Node's longest timer (2^31-1 ms); see runtime/clock.ts, which this lower layer cannot import. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * A response body as a string, decoded chunk by chunk. Not Buffer.concat: a LIST page is megabytes,
@@ -60,6 +113,10 @@ export class RestClient {
    */
   private readonly streamAgent: Agent;
   private readonly userAgent: string;
+  private readonly metrics: RestClientMetrics;
+  /** The authentication in flight, shared by the requests that wait for it (see authenticate). */
+  private auth: { startedAt: number; done: Promise<RequestOptions> } | undefined;
+  private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -70,6 +127,8 @@ export class RestClient {
     this.server = cluster.server.replace(/\/+$/, '');
     this.url = new URL(this.server);
     this.userAgent = options.userAgent ?? 'echoperator';
+    this.metrics = options.metrics ?? nopRestClientMetrics;
+    this.sleep = options.sleep ?? abortableSleep;
     this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 100, maxFreeSockets: 32 });
     this.streamAgent = new Agent({ keepAlive: false, maxSockets: Infinity });
   }
@@ -80,14 +139,24 @@ export class RestClient {
     // request, a leak of one entry per API call. A controller of our own is released in finally.
     const deadline = new AbortController();
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    // Capped as every timer is (see runtime/clock.ts): a longer one would fire after 1 ms.
+    const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), Math.min(timeoutMs, MAX_TIMER_MS));
     const onCallerAbort = (): void => deadline.abort(opts.signal!.reason);
     if (opts.signal?.aborted) onCallerAbort();
     else opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
-      const { status, text } = await this.send(method, path, opts, deadline.signal, this.agent, readText);
-      if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
-      throw toApiError(method, path, status, text);
+      for (let retries = 0; ; retries++) {
+        const { status, text, retryAfter } = await this.counted(method, this.send(method, path, opts, deadline.signal, this.agent, readText));
+        if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
+        const err = toApiError(method, path, status, text);
+        const waitMs = retries < MAX_RETRIES ? retryAfterMs(status, retryAfter, err.retryAfterSeconds) : undefined;
+        if (waitMs === undefined) throw err;
+        this.metrics.retried(String(status), method);
+        // Cut short by the deadline or the caller: then the server's answer is the error.
+        await this.sleep(waitMs, deadline.signal).catch(() => {
+          throw err;
+        });
+      }
     } finally {
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onCallerAbort);
@@ -99,7 +168,7 @@ export class RestClient {
    * the server ends the stream; rejects on transport errors; aborting the signal ends it quietly.
    */
   async stream(path: string, query: Query, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
-    const { status, text } = await this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
+    const { status, text } = await this.counted('GET', this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
       if ((res.statusCode ?? 0) >= 300) return readText(res);
       let pending = '';
       res.setEncoding('utf8');
@@ -119,8 +188,48 @@ export class RestClient {
       }
       if (pending.trim()) onLine(pending);
       return '';
-    });
+    }));
     if (status >= 300) throw toApiError('GET', path, status, text);
+  }
+
+  /**
+   * client-node's TLS material and auth headers (it refreshes tokens and runs exec credential
+   * plugins), bounded by `signal`: a plugin that never answers fails the request at its deadline,
+   * as client-go's request context does, instead of blocking it (and a standby's acquire loop)
+   * forever. Concurrent requests share one authentication, so a hung plugin is one process, not
+   * one per request; one that has not answered for AUTH_GIVE_UP_MS is given up on (client-node
+   * offers no handle to kill it) and the next request starts another. Resolves with a copy the
+   * caller may change.
+   */
+  private async authenticate(method: string, path: string, signal: AbortSignal): Promise<RequestOptions> {
+    const now = Date.now();
+    if (!this.auth || now - this.auth.startedAt > AUTH_GIVE_UP_MS) {
+      const options: RequestOptions = { headers: {} };
+      const entry = { startedAt: now, done: this.kc.applyToHTTPSOptions(options).then(() => options) };
+      this.auth = entry;
+      const clear = (): void => {
+        if (this.auth === entry) this.auth = undefined;
+      };
+      entry.done.then(clear, clear);
+    }
+    try {
+      const options = await untilAborted(this.auth.done, signal);
+      return { ...options, headers: { ...(options.headers as Record<string, string>) } };
+    } catch (err) {
+      throw transportError(method, path, err, signal);
+    }
+  }
+
+  /** Counts the answer's code, or '<error>' when none came (client-go's label for that). */
+  private async counted(method: string, sent: Promise<Answer>): Promise<Answer> {
+    try {
+      const answer = await sent;
+      this.metrics.requestDone(String(answer.status), method);
+      return answer;
+    } catch (err) {
+      this.metrics.requestDone('<error>', method);
+      throw err;
+    }
   }
 
   /** Closes idle keep-alive sockets so the process can exit. */
@@ -136,12 +245,10 @@ export class RestClient {
     signal: AbortSignal,
     agent: Agent,
     read: (res: IncomingMessage) => Promise<string>,
-  ): Promise<{ status: number; text: string }> {
+  ): Promise<Answer> {
     const target = new URL(this.url.pathname.replace(/\/$/, '') + path, this.url);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) target.searchParams.set(k, String(v));
-    const options: RequestOptions = { method, headers: {} };
-    // client-node applies TLS material and auth headers (and refreshes tokens) for each request.
-    await this.kc.applyToHTTPSOptions(options);
+    const options: RequestOptions = { ...(await this.authenticate(method, path, signal)), method };
     const headers = options.headers as Record<string, string>;
     headers['Accept'] = 'application/json';
     headers['User-Agent'] = this.userAgent;
@@ -161,8 +268,11 @@ export class RestClient {
     };
     return await new Promise((resolve, reject) => {
       const req = (isHttps ? httpsRequest : httpRequest)(target, reqOptions, (res) => {
-        read(res).then((text) => resolve({ status: res.statusCode ?? 0, text }), (err) => reject(transportError(method, path, err, signal)));
+        read(res).then((text) => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] }), (err) => reject(transportError(method, path, err, signal)));
       });
+      // client-go's dialer: TCP keep-alive probes after 30 s idle, so a watch whose peer vanished
+      // (a NAT or load balancer dropped the flow) ends in an error instead of waiting forever.
+      if (agent === this.streamAgent) req.on('socket', (socket) => socket.setKeepAlive(true, TCP_KEEPALIVE_MS));
       req.on('error', (err) => reject(transportError(method, path, err, signal)));
       if (payload !== undefined) req.write(payload);
       req.end();

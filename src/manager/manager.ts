@@ -14,7 +14,7 @@ import { restLeaseApi } from '../kube/coordination.js';
 import type { Echo } from '../api/echo.js';
 import type { ScheduledEcho } from '../api/scheduledecho.js';
 import { MANAGED_SELECTOR } from '../controllers/common/labels.js';
-import { nopEventSink, type EventSink } from '../controllers/common/ports.js';
+import { nopEventSink, type EventSink, type ObjectCache } from '../controllers/common/ports.js';
 import { jobForCache } from '../controllers/echo/cache.js';
 import { EchoReconciler } from '../controllers/echo/reconciler.js';
 import { ScheduledEchoReconciler } from '../controllers/scheduledecho/reconciler.js';
@@ -23,7 +23,7 @@ import { CRONJOBS, ECHOS, JOBS, LEASES, SCHEDULED_ECHOS } from '../kube/resource
 import { nopLogger, type Logger } from '../observability/logger.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 import { Controller, ImmediateStop, nopControllerMetrics, type ControllerMetrics } from '../runtime/controller/index.js';
-import type { KubeObject } from '../runtime/cache/store.js';
+import { ReadYourWrites, type KubeObject } from '../runtime/cache/index.js';
 import type { InformerMetrics } from '../runtime/informer/index.js';
 import { KubeLeaseLock, LeaderElector, type LeaderElectionMetrics } from '../runtime/leaderelection/index.js';
 import { noopWorkQueueMetrics, type WorkQueueMetricsProvider } from '../runtime/workqueue/index.js';
@@ -115,13 +115,13 @@ export class Manager {
     const events = deps.events ?? nopEventSink;
     const echo = new Controller(
       { ...common, name: 'echo' },
-      new EchoReconciler({ echos: this.echos, jobs: this.jobs, api: deps.rest, events, jobImage: config.jobImage }),
+      new EchoReconciler({ echos: readYourWrites(this.echos), jobs: this.jobs, api: deps.rest, events, jobImage: config.jobImage }),
     )
       .watchPrimary(this.echos)
       .watchOwned(this.jobs, { group: 'mmontes.io', kind: 'Echo' });
     const scheduledEcho = new Controller(
       { ...common, name: 'scheduledecho' },
-      new ScheduledEchoReconciler({ scheduledEchos: this.scheduledEchos, cronJobs: this.cronJobs, api: deps.rest, events, jobImage: config.jobImage }),
+      new ScheduledEchoReconciler({ scheduledEchos: readYourWrites(this.scheduledEchos), cronJobs: this.cronJobs, api: deps.rest, events, jobImage: config.jobImage }),
     )
       .watchPrimary(this.scheduledEchos)
       .watchOwned(this.cronJobs, { group: 'mmontes.io', kind: 'ScheduledEcho' });
@@ -240,4 +240,10 @@ export class Manager {
     else leading.addEventListener('abort', onLeadingEnd, { once: true });
     await Promise.all(this.controllers.map((c) => c.run(workers.signal, { drainTimeoutMs: drainMs, abort })));
   }
+}
+
+/** A reconciler's view of a primary resource's cache: reads never older than our own writes. */
+function readYourWrites<T extends KubeObject>(set: InformerSet<T>): ObjectCache<T> {
+  const reads = new ReadYourWrites<T>(set, set);
+  return { get: (key) => reads.get(key), byIndex: (index, value) => set.byIndex(index, value), wrote: (obj) => reads.wrote(obj) };
 }

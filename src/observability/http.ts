@@ -14,7 +14,7 @@ export type Handler = (req: IncomingMessage, res: ServerResponse) => void | Prom
 
 export interface ListenOptions {
   port: number;
-  /** Default 0.0.0.0: probes and scrapes come from the kubelet and Prometheus, not loopback. */
+  /** Default: every address, IPv6 and IPv4 (probes and scrapes come from the kubelet and Prometheus, not loopback). */
   host?: string;
   /** How the user sets this port, for error messages, e.g. "METRICS_PORT (--metrics-port)". */
   setting: string;
@@ -47,7 +47,9 @@ export class HttpListener {
 
   async listen(options: ListenOptions): Promise<void> {
     if (this.server) throw new Error(`${options.what} is already listening`);
-    const host = options.host ?? '0.0.0.0';
+    // No host: Node listens on :: dual-stack (IPv4 clients too) where IPv6 exists, else on
+    // 0.0.0.0; so IPv6 single-stack pods pass their probes and IPv4-only nodes still work.
+    const host = options.host;
     const server = createServer((req, res) => {
       Promise.resolve()
         .then(() => this.handler(req, res))
@@ -86,8 +88,9 @@ export class HttpListener {
   }
 }
 
-function listenError(err: NodeJS.ErrnoException, options: ListenOptions, host: string): ListenError {
-  const where = `${host}:${options.port}`;
+function listenError(err: NodeJS.ErrnoException, options: ListenOptions, chosenHost?: string): ListenError {
+  const host = chosenHost ?? 'all addresses';
+  const where = chosenHost ? `${chosenHost}:${options.port}` : `port ${options.port} of all addresses`;
   switch (err.code) {
     case 'EADDRINUSE':
       return new ListenError(

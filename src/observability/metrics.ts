@@ -11,6 +11,7 @@
  * computed at scrape time from the queues' probes, never stale.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { RestClientMetrics } from '../kube/retry.js';
 import type { ControllerMetrics, ReconcileResult } from '../runtime/controller/metrics.js';
 import type { InformerMetrics } from '../runtime/informer/reflector.js';
 import type { LeaderElectionMetrics } from '../runtime/leaderelection/elector.js';
@@ -48,6 +49,8 @@ export interface OperatorMetrics {
   leaderElection(name: string): LeaderElectionMetrics;
   /** informer_*{informer}: the hooks for the informer named `name` (e.g. "echos/default"). */
   informer(name: string): InformerMetrics;
+  /** client-go's rest_client_requests_total and rest_client_request_retries_total. */
+  readonly rest: RestClientMetrics;
 }
 
 export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
@@ -65,6 +68,28 @@ export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
     controller: controllerMetrics(registry),
     leaderElection: leaderElectionMetrics(registry),
     informer: informerMetrics(registry),
+    rest: restClientMetrics(registry),
+  };
+}
+
+/** client-go's names and labels (without `host`: there is one API server). */
+function restClientMetrics(registry: Registry): RestClientMetrics {
+  const labelNames = ['code', 'method'] as const;
+  const requests = new Counter({
+    name: 'rest_client_requests_total',
+    help: 'Number of HTTP requests, partitioned by status code and method.',
+    labelNames,
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: 'rest_client_request_retries_total',
+    help: 'Number of request retries, partitioned by status code and method.',
+    labelNames,
+    registers: [registry],
+  });
+  return {
+    requestDone: (code, method) => requests.inc({ code, method }),
+    retried: (code, method) => retries.inc({ code, method }),
   };
 }
 

@@ -38,13 +38,28 @@ function sleepWith(clock: Clock, ms: number, signal?: AbortSignal): Promise<void
   });
 }
 
-/** The process's monotonic clock and its real timers. */
+/**
+ * Timers longer than this fire at once under Node's setTimeout (it treats them as 1 ms, with a
+ * TimeoutOverflowWarning), so no timer is ever set longer; a deadline further away is reached by
+ * re-arming.
+ */
+export const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
+/** setTimeout for any delay: beyond LONGEST_TIMER_MS it re-arms until the deadline is reached. */
+export function longTimeout(ms: number, fn: () => void): Timer {
+  let handle: ReturnType<typeof setTimeout>;
+  const arm = (left: number): void => {
+    const step = Math.min(Math.max(0, left), LONGEST_TIMER_MS);
+    handle = setTimeout(() => (left > step ? arm(left - step) : fn()), step);
+  };
+  arm(Number.isNaN(ms) ? 0 : ms);
+  return { cancel: () => clearTimeout(handle) };
+}
+
+/** The process's monotonic clock and its real timers (never overflowing: see longTimeout). */
 export const realClock: Clock = {
   now: () => performance.now(),
-  setTimer(ms, fn) {
-    const handle = setTimeout(fn, Math.max(0, ms));
-    return { cancel: () => clearTimeout(handle) };
-  },
+  setTimer: longTimeout,
   sleep(ms, signal) {
     return sleepWith(realClock, ms, signal);
   },

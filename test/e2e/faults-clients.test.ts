@@ -73,17 +73,21 @@ test(`${ECHOS_EDITED} Echos edited ${EDITS} times each by another client while r
   assert.ok(echos.every((e) => e.metadata.generation === 1 + EDITS - 2), 'label-only edits made no generation');
 
   // No error loop. Status writes are conditional on the resourceVersion the cache had, so an edit
-  // landing in between makes the write conflict (409); that is a stale copy, looked at again
-  // shortly (result requeue_after), not an error. Errors stay rare, stop with the edits, and no
-  // error repeats in the log.
+  // landing in between makes the write conflict (409): an ordinary error, retried with the key's
+  // backoff as controller-runtime does (issue 13), but never more than about one per Echo, and
+  // no failure condition or Event for it. Other errors stay rare, all stop with the edits, and
+  // no error repeats in the log.
   const metric = (name: string, labels: Record<string, string>) => metricValue(op, name, { controller: 'echo', ...labels }).then((v) => v ?? NaN);
   const errors = await metric('controller_runtime_reconcile_errors_total', {});
   await sleep(5000);
   const errorsLater = await metric('controller_runtime_reconcile_errors_total', {});
   const logs = await logEntries(op);
   const failed = logs.filter((e) => e.level === 'error' || e.level === 'warn');
-  t.diagnostic(`reconcile errors: ${errors}; stale copies looked at again: ${await metric('controller_runtime_reconcile_total', { result: 'requeue_after' })}; successes: ${await metric('controller_runtime_reconcile_total', { result: 'success' })}`);
-  assert.ok(errors <= ECHOS_EDITED / 10, `reconcile errors bounded: ${errors}: ${JSON.stringify(failed).slice(0, 2000)}`);
+  t.diagnostic(`reconcile errors: ${errors}; successes: ${await metric('controller_runtime_reconcile_total', { result: 'success' })}`);
+  const conflict = /the object has been modified/;
+  const otherErrors = failed.filter((e) => e.level === 'error' && !conflict.test(String(e.error)));
+  assert.ok(errors <= ECHOS_EDITED, `reconcile errors (conflicts included) bounded: ${errors}`);
+  assert.ok(otherErrors.length <= ECHOS_EDITED / 10, `errors other than conflicts stay rare: ${JSON.stringify(otherErrors).slice(0, 2000)}`);
   assert.equal(errorsLater, errors, 'no reconcile errors once the edits stopped');
   const repeated = new Map<string, number>();
   for (const f of failed) repeated.set(`${f.msg} ${f.name ?? ''} ${f.error ?? ''}`, (repeated.get(`${f.msg} ${f.name ?? ''} ${f.error ?? ''}`) ?? 0) + 1);

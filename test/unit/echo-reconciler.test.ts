@@ -4,13 +4,12 @@ import type { V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { containsDesired } from '../../src/controllers/common/compare.js';
 import { derivedName, nameWithin } from '../../src/controllers/common/naming.js';
-import { CONFLICT_REQUEUE_MS } from '../../src/controllers/common/failure.js';
 import { desiredJob, jobNameFor } from '../../src/controllers/echo/desired.js';
 import { EchoReconciler } from '../../src/controllers/echo/reconciler.js';
 import { echoStatus, reconciledOk, runState } from '../../src/controllers/echo/status.js';
 import { ApiError } from '../../src/kube/errors.js';
 import { nopLogger } from '../../src/observability/logger.js';
-import { Store } from '../../src/runtime/cache/store.js';
+import { ReadYourWrites, Store } from '../../src/runtime/cache/index.js';
 
 function echo(name: string, message: string, extra: Partial<Echo['metadata']> = {}): Echo {
   return { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, namespace: 'ns', uid: `uid-${name}`, generation: 1, resourceVersion: '1', ...extra }, spec: { message } };
@@ -61,16 +60,18 @@ function claimed(e: Echo): Echo {
   return { ...e, status: echoStatus(e, jobNameFor(e), undefined, reconciledOk, () => new Date('2025-12-31T00:00:00Z')) };
 }
 
-function setup(e: Echo) {
+function setup(e: Echo, readYourWrites = false) {
   const echos = new Store<Echo & { metadata: any }>();
   echos.add(e as any);
+  const ryw = new ReadYourWrites<any>(echos, { addEventHandler: () => undefined });
+  const echoCache = readYourWrites ? { get: (k: string) => ryw.get(k), byIndex: () => [], wrote: (o: any) => ryw.wrote(o) } : echos;
   const jobs = new Store<V1Job & { metadata: any }>();
   const api = new FakeApi();
   // What the server holds: the same Echo as the cache (a test may make them differ).
   api.existing.set(`/apis/mmontes.io/v1alpha1/namespaces/ns/echos/${e.metadata.name}`, e as any);
   const events: string[] = [];
   const reconciler = new EchoReconciler({
-    echos: echos as any,
+    echos: echoCache as any,
     jobs: jobs as any,
     api,
     events: { recordEvent: (_o, _t, reason) => events.push(reason) },
@@ -171,16 +172,66 @@ describe('EchoReconciler', () => {
     assert.equal(u.api.writes[2]!.body.metadata.name, jobNameFor(edited));
   });
 
-  it('a status write that conflicts (the cache was behind) is looked at again shortly, not counted as a failure', async () => {
+  it('a status write that conflicts (the cache was behind) fails the pass for the queue to back off, with no Event or failure condition', async () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
     s.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'job-uid' } } as any);
     s.api.failNext = { method: 'PATCH', err: new ApiError(409, 'Conflict', 'Operation cannot be fulfilled on echos.mmontes.io "hello": the object has been modified') };
-    assert.deepEqual(await s.reconciler.reconcile('ns/hello', s.ctx), { requeueAfterMs: CONFLICT_REQUEUE_MS });
+    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), (err: ApiError) => err.code === 409, 'a conflict is an error: the queue backs off');
     assert.deepEqual(s.events, [], 'no ReconcileFailed Event');
     assert.deepEqual(s.api.writes, [], 'no failure condition written');
+    s.api.failNext = { method: 'PATCH', err: new ApiError(429, 'TooManyRequests', 'slow down') };
+    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), (err: ApiError) => err.code === 429);
+    assert.deepEqual(s.events, [], 'no ReconcileFailed Event for a 429');
+    assert.deepEqual(s.api.writes, [], 'no failure condition written for a 429');
     s.api.failNext = { method: 'PATCH', err: new ApiError(500, 'InternalError', 'boom') };
-    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /boom/, 'other errors still fail the reconcile');
+    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /boom/, 'other errors fail the reconcile too');
+    assert.deepEqual(s.events, ['ReconcileFailed'], 'and are reported');
+  });
+
+  it('the pass after our own writes acts on what we wrote, not the older cached Echo: no 409, nothing to write', async () => {
+    const e = echo('hello', 'hi');
+    const s = setup(e, true);
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    assert.deepEqual(s.api.writes.map((w) => w.method), ['PATCH', 'POST']);
+    // The Job's ADD event wakes the Echo again; the Echos watch has not delivered our write yet.
+    s.jobs.add({ ...s.api.writes[1]!.body, metadata: { ...s.api.writes[1]!.body.metadata, uid: 'job-uid' } });
+    assert.equal(s.echos.get('ns/hello')!.metadata.resourceVersion, '1', 'the cache is behind');
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    assert.deepEqual(s.api.writes.map((w) => w.method), ['PATCH', 'POST'], 'no second (conflicting) status write');
+  });
+
+  it('deletes no previous run while the server has a newer spec than the cache (a lagging Echos cache)', async () => {
+    const e = echo('hello', 'old');
+    const s = setup(e);
+    // The Job of the current message, made by the previous leader; this cache still has the old one.
+    const current = echo('hello', 'new', { generation: 2, resourceVersion: '9' });
+    s.jobs.add({ ...desiredJob(current, 'busybox'), metadata: { ...desiredJob(current, 'busybox').metadata, uid: 'current-job' } } as any);
+    s.api.existing.set('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello', current as any);
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    assert.deepEqual(s.api.writes, [], 'no DELETE, no claim, no Job');
+    s.api.existing.delete('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello');
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    assert.deepEqual(s.api.writes, [], 'nor when the Echo is gone');
+  });
+
+  it('a run whose Job create keeps being refused keeps Reconciled=False: the claim does not flip it back', async () => {
+    const e = echo('hello', 'hi');
+    const s = setup(e);
+    const quota = new ApiError(403, 'Forbidden', 'jobs.batch "x" is forbidden: exceeded quota: none, requested: count/jobs.batch=1, used: count/jobs.batch=0, limited: count/jobs.batch=0');
+    s.api.failNext = { method: 'POST', err: quota };
+    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /exceeded quota/);
+    const path = '/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello';
+    const afterFirst = s.api.existing.get(path);
+    assert.equal(afterFirst.status.conditions.find((c: any) => c.type === 'Reconciled').status, 'False');
+    // The next pass sees what the server has (the cache caught up) and is refused again.
+    s.echos.update(afterFirst);
+    const writesBefore = s.api.writes.length;
+    s.api.failNext = { method: 'POST', err: quota };
+    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /exceeded quota/);
+    const statusWrites = s.api.writes.slice(writesBefore).filter((w) => w.method === 'PATCH');
+    assert.deepEqual(statusWrites, [], 'no status write: the condition already says why');
+    assert.equal(s.api.existing.get(path).status.conditions.find((c: any) => c.type === 'Reconciled').status, 'False');
   });
 
   it('starts no run when the server says the cache is behind: Echo gone, re-created, deleting, newer, or run finished', async () => {
@@ -200,9 +251,9 @@ describe('EchoReconciler', () => {
         const s = setup(cached);
         if (live) s.api.existing.set(path, live as any);
         else s.api.existing.delete(path);
-        const outcome = await s.reconciler.reconcile('ns/hello', s.ctx);
+        const outcome = await s.reconciler.reconcile('ns/hello', s.ctx).catch((err: ApiError) => err.code);
         assert.deepEqual(s.api.writes, [], `${what}${cached.status ? ' (claimed before)' : ''}: no Job, no status`);
-        if (cached === e && what !== 'gone') assert.deepEqual(outcome, { requeueAfterMs: CONFLICT_REQUEUE_MS }, `${what}: looked at again`);
+        if (cached === e && what !== 'gone') assert.equal(outcome, 409, `${what}: a conflict, retried with backoff`);
       }
       const ok = setup(cached);
       await ok.reconciler.reconcile('ns/hello', ok.ctx);

@@ -130,7 +130,7 @@ describe('health server', () => {
     await assert.rejects(second.start(), (err: unknown) => {
       assert.ok(err instanceof ListenError);
       assert.equal(err.code, 'EADDRINUSE');
-      assert.match(err.message, new RegExp(`port ${first.port} is already in use on 0\\.0\\.0\\.0; set HEALTH_PORT \\(--health-port\\) to a free port`));
+      assert.match(err.message, new RegExp(`port ${first.port} is already in use on all addresses; set HEALTH_PORT \\(--health-port\\) to a free port`));
       return true;
     });
   });

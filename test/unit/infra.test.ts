@@ -22,8 +22,9 @@ type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resou
 const OPERATOR_RULES: Rule[] = [
   { apiGroups: ['mmontes.io'], resources: ['echos', 'scheduledechos'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: ['mmontes.io'], resources: ['echos/status', 'scheduledechos/status'], verbs: ['patch', 'update'] },
+  { apiGroups: ['mmontes.io'], resources: ['echos/finalizers', 'scheduledechos/finalizers'], verbs: ['update'] },
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update'] },
+  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 

@@ -185,10 +185,17 @@ const INVALID: { [K in keyof Settings]?: [string, RegExp][] } = {
   haLeaseLockName: [['Echo_Lock', /a DNS-1123 subdomain/]],
   haLeaseDurationSeconds: [
     ['0', /a positive number of seconds/],
+    ['86400', /86400 is more than 3600$/],
     ['15s', /a positive number of seconds/],
   ],
-  haRenewDeadlineSeconds: [['-1', /a positive number of seconds/]],
-  haRetryPeriodSeconds: [['1e3', /a positive number of seconds/]],
+  haRenewDeadlineSeconds: [
+    ['-1', /a positive number of seconds/],
+    ['3601', /a positive number of seconds up to 3600, e\.g\. 15 or 0\.5; 3601 is more than 3600$/],
+  ],
+  haRetryPeriodSeconds: [
+    ['1e3', /a positive number of seconds/],
+    ['5000', /5000 is more than 3600$/],
+  ],
   metricsEnabled: [['on', /true or false$/]],
   metricsPath: [
     ['metrics', /an absolute URL path such as \/metrics/],
@@ -201,13 +208,19 @@ const INVALID: { [K in keyof Settings]?: [string, RegExp][] } = {
   healthPort: [['-1', /a port number from 0 to 65535 \(0 = no probe server\)$/]],
   logLevel: [['trace', /one of debug, info, warn, error$/]],
   logFormat: [['yaml', /one of auto, json, text$/]],
-  shutdownTimeoutSeconds: [['0', /a positive number of seconds/]],
+  shutdownTimeoutSeconds: [
+    ['0', /a positive number of seconds/],
+    ['2147484', /up to 3600.*2147484 is more than 3600$/],
+  ],
   jobImage: [
     ['Busybox:1.37', /a container image reference/],
     ['busybox:', /a container image reference/],
     ['busy box', /a container image reference/],
   ],
-  resyncPeriodSeconds: [['-5', /a number of seconds, 0 or more \(0 = off\)$/]],
+  resyncPeriodSeconds: [
+    ['-5', /a number of seconds from 0 \(off\) to 86400$/],
+    ['2147484', /a number of seconds from 0 \(off\) to 86400; 2147484 is more than 86400$/],
+  ],
 };
 
 describe('settings: invalid values stop the process with exit code 2', () => {

@@ -3,7 +3,7 @@
  * Reconciled=False with the error before the error goes back to the queue for a retry.
  */
 import type { Condition } from '../../api/schema.js';
-import { describeError, isConflict, isForbidden } from '../../kube/errors.js';
+import { describeError, isConflict, isForbidden, isTooManyRequests } from '../../kube/errors.js';
 import type { ResourceType } from '../../kube/resources.js';
 import type { Logger } from '../../observability/logger.js';
 import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
@@ -11,34 +11,31 @@ import { setConditions } from './conditions.js';
 import type { ApiWriter, EventSink } from './ports.js';
 import { writeStatus } from './status.js';
 
-/** How soon to look again after a conditional write found our copy stale (see requeueOnConflict). */
-export const CONFLICT_REQUEUE_MS = 200;
-
 /**
- * Status writes are conditional on the cached resourceVersion, so a 409 Conflict only means the
- * cache was behind (our own previous write, or another client's edit): not a failure. The outcome
- * looks again shortly, once the watch has brought the newer copy (a status-only change wakes no
- * one, so the key must be requeued), and the write is recomputed from it. Undefined for any other
- * error. Found by the fault tests: without this, the second reconcile of nearly every new object
- * (woken by its Job's creation before the cache saw our first status write) was counted in
- * controller_runtime_reconcile_errors_total and logged as "reconcile failed".
+ * Errors that say nothing about the object, only about our copy of it or the server's load: a
+ * 409 Conflict (the cache was behind: our own last write, or another client's edit) and a 429
+ * the transport already retried as told (see kube/retry.ts). Recording them in status or Events
+ * would add writes to a server that is shedding load, and make the condition flap between the
+ * real failure and this noise; they only go back to the rate-limited queue.
  */
-function requeueOnConflict(err: unknown, log: Logger): { requeueAfterMs: number } | undefined {
-  if (!isConflict(err)) return undefined;
-  log.debug('our copy was stale (409 Conflict); looking again', { error: describeError(err) });
-  return { requeueAfterMs: CONFLICT_REQUEUE_MS };
+function isNoise(err: unknown): boolean {
+  return isConflict(err) || isTooManyRequests(err);
 }
 
 /**
- * What a reconciler does with an error from its pass: rethrows it when the pass was aborted
- * (leadership lost or shutdown); looks again shortly after a 409 (requeueOnConflict); otherwise
- * runs `report` (reportFailure) and rethrows, so the queue retries with backoff.
+ * What a reconciler does with an error from its pass: rethrows it, so the queue retries the key
+ * with its per-key backoff (5 ms doubling to 1000 s), as controller-runtime does with every
+ * error, a conflict included. Before that, unless the pass was aborted (leadership lost or
+ * shutdown) or the error is noise (isNoise), runs `report` (reportFailure).
+ *
+ * A conflict is NOT looked at again after a fixed delay with the backoff forgotten: when the
+ * watch lags and the next write is refused for good (a quota, an admission policy), that turned
+ * into a loop of ~4 requests every 200 ms that never backed off (issue 13, defect 1).
  */
-export async function reconcileFailed(err: unknown, ctx: ReconcileContext, report: () => Promise<void>): Promise<{ requeueAfterMs: number }> {
+export async function reconcileFailed(err: unknown, ctx: ReconcileContext, report: () => Promise<void>): Promise<never> {
   if (ctx.signal.aborted) throw err;
-  const stale = requeueOnConflict(err, ctx.log);
-  if (stale) return stale;
-  await report();
+  if (isNoise(err)) ctx.log.debug('transient refusal; backing off', { error: describeError(err) });
+  else await report();
   throw err;
 }
 
@@ -51,16 +48,19 @@ export function failureReason(err: unknown): string {
  * Sets the failure condition and records a Warning Event (the recorder's spam filter bounds how
  * many a hot loop can produce). Best effort: if even this write fails, the retry tries again.
  */
-export async function reportFailure<S extends { conditions?: Condition[] }>(
+type Reported<S> = { apiVersion?: string; kind?: string; metadata: { name?: string; namespace?: string; generation?: number; uid?: string; resourceVersion?: string }; status?: S };
+
+export async function reportFailure<S extends { conditions?: Condition[] }, O extends Reported<S>>(
   api: ApiWriter,
   events: EventSink,
   type: ResourceType,
-  obj: { apiVersion?: string; kind?: string; metadata: { name?: string; namespace?: string; generation?: number; uid?: string; resourceVersion?: string }; status?: S },
+  obj: O,
   conditionType: string,
   err: unknown,
   now: () => Date,
   log: Logger,
   signal: AbortSignal,
+  wrote?: (obj: O) => void,
 ): Promise<void> {
   events.recordEvent({ ...obj, apiVersion: obj.apiVersion ?? `${type.group}/${type.version}`, kind: obj.kind ?? type.kind }, 'Warning', 'ReconcileFailed', describeError(err).slice(0, 1024));
   const current = obj.status ?? ({} as S);
@@ -69,7 +69,7 @@ export async function reportFailure<S extends { conditions?: Condition[] }>(
   ], obj.metadata.generation, now)[0]!;
   const conditions = [...(current.conditions ?? []).filter((c) => c.type !== conditionType), failed];
   try {
-    await writeStatus(api, type, obj, current, { ...current, conditions }, signal);
+    await writeStatus(api, type, obj, current, { ...current, conditions }, signal, wrote);
   } catch (writeErr) {
     log.debug('could not record the failure in status', { error: describeError(writeErr) });
   }

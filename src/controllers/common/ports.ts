@@ -9,6 +9,11 @@ export interface ObjectCache<T> {
   get(key: string): T | undefined;
   /** Objects whose controller ownerReference has this UID. */
   byIndex(index: typeof CONTROLLER_OWNER_INDEX, value: string): T[];
+  /**
+   * Tells the cache about an object as a write of ours returned it, so get() never hands out an
+   * older copy (read-your-writes, see runtime/cache/readyourwrites.ts). Optional: a plain cache.
+   */
+  wrote?(obj: T): void;
 }
 
 export const CONTROLLER_OWNER_INDEX = 'controller-owner';

@@ -24,7 +24,8 @@ export function statusPatch<S extends object>(current: S | undefined, desired: S
 
 /**
  * Patches obj's status from `current` to `desired`, conditional on obj's resourceVersion. Resolves
- * with the object as the server stored it, or undefined when there was nothing to write.
+ * with the object as the server stored it, or undefined when there was nothing to write; what it
+ * wrote is handed to `wrote` (the cache's read-your-writes) before it resolves.
  */
 export async function writeStatus<S extends object, T extends StatusOwner>(
   api: ApiWriter,
@@ -33,14 +34,17 @@ export async function writeStatus<S extends object, T extends StatusOwner>(
   current: S | undefined,
   desired: S,
   signal: AbortSignal,
+  wrote?: (obj: T) => void,
 ): Promise<T | undefined> {
   const patch = statusPatch(current, desired);
   if (!patch) return undefined;
-  return api.request<T>('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
+  const written = await api.request<T>('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
     // The resourceVersion makes the patch conditional: a status computed from a stale copy (the
     // cache lagging behind our own last write) gets 409 and is recomputed, instead of undoing it.
     body: { metadata: { resourceVersion: obj.metadata.resourceVersion }, status: patch },
     contentType: 'application/merge-patch+json',
     signal,
   });
+  wrote?.(written);
+  return written;
 }

@@ -3,8 +3,9 @@
  *
  * Guarantees: at most one Job per (Echo, message): the Job's name is derived from both, so a
  * repeated or concurrent create gets AlreadyExists instead of a duplicate. A finished run is not
- * run again; a new message starts one new run and deletes the previous run's Job. A run starts
- * only once the server confirms the cached Echo still wants it (caches lag; see claimRun).
+ * run again; a new message starts one new run and deletes the previous run's Job. A run starts,
+ * and a previous run's Job is deleted, only once the server confirms what the cached Echo says
+ * (caches lag; see claimRun and checkLive).
  * Nothing is written when the cluster already matches (a restart writes nothing).
  */
 import type { V1Job } from '@kubernetes/client-node';
@@ -12,6 +13,7 @@ import type { Echo } from '../../api/echo.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import { ECHOS, JOBS, resourcePath } from '../../kube/resources.js';
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
+import { findCondition } from '../common/conditions.js';
 import { reconcileFailed, reportFailure } from '../common/failure.js';
 import { CONTROLLER_OWNER_INDEX, type ApiWriter, type EventSink, type ObjectCache } from '../common/ports.js';
 import { writeStatus } from '../common/status.js';
@@ -29,9 +31,12 @@ export interface EchoReconcilerDeps {
 
 export class EchoReconciler implements Reconciler {
   private readonly now: () => Date;
+  /** Every status write is remembered, so the next pass never acts on an older cached copy. */
+  private readonly wrote: (echo: Echo) => void;
 
   constructor(private readonly deps: EchoReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.wrote = (echo) => deps.echos.wrote?.(echo);
   }
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileOutcome> {
@@ -43,7 +48,7 @@ export class EchoReconciler implements Reconciler {
     try {
       await this.reconcileEcho(latest, ctx);
     } catch (err) {
-      return reconcileFailed(err, ctx, () => reportFailure(this.deps.api, this.deps.events, ECHOS, latest.echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal));
+      return reconcileFailed(err, ctx, () => reportFailure(this.deps.api, this.deps.events, ECHOS, latest.echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal, this.wrote));
     }
     return undefined;
   }
@@ -54,7 +59,17 @@ export class EchoReconciler implements Reconciler {
     const jobName = jobNameFor(echo);
     const owned = this.deps.jobs.byIndex(CONTROLLER_OWNER_INDEX, echo.metadata.uid!);
 
-    for (const stale of owned.filter((j) => j.metadata?.name !== jobName)) {
+    const previous = owned.filter((j) => j.metadata?.name !== jobName);
+    if (previous.length > 0) {
+      // As irreversible as starting a run: a lagging Echos cache (a new leader whose watch
+      // stalled) would take the CURRENT message's Job for a previous one. Confirm first.
+      const { why } = await this.checkLive(echo, ctx);
+      if (why) {
+        ctx.log.info(`not deleting the previous run's Job: ${why} (the cache is behind)`, { jobs: previous.map((j) => j.metadata?.name).join(',') });
+        return;
+      }
+    }
+    for (const stale of previous) {
       if (await this.deleteJob(stale, ctx)) {
         events.recordEvent(echo, 'Normal', 'PreviousRunDeleted', `Deleted Job ${stale.metadata?.name} of the previous message`);
       }
@@ -74,7 +89,7 @@ export class EchoReconciler implements Reconciler {
     }
     const current = latest.echo;
     const desired = echoStatus(current, jobName, job, reconciledOk, this.now);
-    const written = await writeStatus(api, ECHOS, current, current.status, desired, ctx.signal);
+    const written = await writeStatus(api, ECHOS, current, current.status, desired, ctx.signal, this.wrote);
     if (written) latest.echo = withKind(written);
     // Either write (the claim or this one) replaced the cached Echo in `latest`.
     if (latest.echo !== echo) {
@@ -101,29 +116,47 @@ export class EchoReconciler implements Reconciler {
    * Resolves with the Echo as written, true when confirmed without a write, or false for no run.
    */
   private async claimRun(echo: Echo, jobName: string, ctx: ReconcileContext): Promise<Echo | boolean> {
-    const starting = echoStatus(echo, jobName, undefined, reconciledOk, this.now);
+    // The Reconciled condition stays as it is until the Job exists: a pass whose create keeps
+    // being refused (a quota) would otherwise flip it True here and False after the refusal.
+    const reconciled = findCondition(echo.status?.conditions, RECONCILED_CONDITION) ?? reconciledOk;
+    const starting = echoStatus(echo, jobName, undefined, reconciled, this.now);
     try {
-      const written = await writeStatus(this.deps.api, ECHOS, echo, echo.status, starting, ctx.signal);
+      const written = await writeStatus(this.deps.api, ECHOS, echo, echo.status, starting, ctx.signal, this.wrote);
       return written ?? (await this.runStillWanted(echo, jobName, ctx));
     } catch (err) {
-      if (!isNotFound(err)) throw err; // a 409 is requeued by reconcile()
+      if (!isNotFound(err)) throw err; // a 409 goes back to the queue, with backoff
       ctx.log.info('not starting a run: the Echo is gone (the cache is behind)', { job: jobName });
       return false;
     }
   }
 
-  /** claimRun's check by GET: the live Echo still wants this run. A 404 rejects (claimRun handles it). */
+  /** claimRun's check by GET: the live Echo still wants this run. */
   private async runStillWanted(echo: Echo, jobName: string, ctx: ReconcileContext): Promise<boolean> {
-    const live = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), { signal: ctx.signal });
+    const { live, why: stale } = await this.checkLive(echo, ctx);
+    const why = stale ?? (live?.status?.jobName === jobName && isFinished(live.status.phase) ? 'this run already finished' : undefined);
+    if (why) ctx.log.info(`not starting a run: ${why} (the cache is behind)`, { job: jobName });
+    return why === undefined;
+  }
+
+  /**
+   * The server's Echo against the cached one: `why` says how the cache is behind (gone,
+   * re-created, being deleted, a newer spec), undefined when it is in step.
+   */
+  private async checkLive(echo: Echo, ctx: ReconcileContext): Promise<{ live?: Echo; why?: string }> {
+    let live: Echo;
+    try {
+      live = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), { signal: ctx.signal });
+    } catch (err) {
+      if (isNotFound(err)) return { why: 'the Echo is gone' };
+      throw err;
+    }
     const meta = live.metadata;
     const why =
       meta.uid !== echo.metadata.uid ? 'the Echo was re-created'
       : meta.deletionTimestamp ? 'the Echo is being deleted'
       : meta.generation !== echo.metadata.generation ? 'the Echo has a newer spec'
-      : live.status?.jobName === jobName && isFinished(live.status.phase) ? 'this run already finished'
       : undefined;
-    if (why) ctx.log.info(`not starting a run: ${why} (the cache is behind)`, { job: jobName });
-    return why === undefined;
+    return { live, why };
   }
 
   private async createJob(echo: Echo, ctx: ReconcileContext): Promise<V1Job> {

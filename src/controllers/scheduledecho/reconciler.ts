@@ -32,9 +32,12 @@ export interface ScheduledEchoReconcilerDeps {
 
 export class ScheduledEchoReconciler implements Reconciler {
   private readonly now: () => Date;
+  /** Every status write is remembered, so the next pass never acts on an older cached copy. */
+  private readonly wrote: (se: ScheduledEcho) => void;
 
   constructor(private readonly deps: ScheduledEchoReconcilerDeps) {
     this.now = deps.now ?? (() => new Date());
+    this.wrote = (se) => deps.scheduledEchos.wrote?.(se);
   }
 
   async reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileOutcome> {
@@ -43,7 +46,7 @@ export class ScheduledEchoReconciler implements Reconciler {
     try {
       await this.reconcileScheduledEcho(se.kind ? se : { ...se, apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho' }, ctx);
     } catch (err) {
-      return reconcileFailed(err, ctx, () => reportFailure(this.deps.api, this.deps.events, SCHEDULED_ECHOS, se, READY_CONDITION, err, this.now, ctx.log, ctx.signal));
+      return reconcileFailed(err, ctx, () => reportFailure(this.deps.api, this.deps.events, SCHEDULED_ECHOS, se, READY_CONDITION, err, this.now, ctx.log, ctx.signal, this.wrote));
     }
     return undefined;
   }
@@ -100,7 +103,7 @@ export class ScheduledEchoReconciler implements Reconciler {
       events.recordEvent(se, 'Normal', reason, message);
     }
 
-    await writeStatus(api, SCHEDULED_ECHOS, se, se.status, this.status(se, name, cronJob), ctx.signal);
+    await writeStatus(api, SCHEDULED_ECHOS, se, se.status, this.status(se, name, cronJob), ctx.signal, this.wrote);
   }
 
   /** POST; on AlreadyExists the existing one is returned for the caller's ownership check. */

@@ -19,3 +19,4 @@ export {
   type ReplaceResult,
   type StoreOptions,
 } from './store.js';
+export { ReadYourWrites, compareResourceVersions, type CacheEvents, type ReadableCache } from './readyourwrites.js';

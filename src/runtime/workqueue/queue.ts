@@ -19,7 +19,7 @@
  *
  * Keys are strings because dedup relies on Map identity, which for strings is value equality.
  */
-import { realClock, type Clock, type Timer } from '../clock.js';
+import { LONGEST_TIMER_MS, realClock, type Clock, type Timer } from '../clock.js';
 import {
   noopWorkQueueMetrics,
   type InFlightWork,
@@ -41,11 +41,8 @@ export interface WorkItem<K extends string> {
 
 type Waiter<K extends string> = (item: WorkItem<K> | undefined) => void;
 
-/**
- * Timers longer than this fire at once under Node's setTimeout (it treats them as 1 ms), so
- * no timer is ever set longer; a deadline further away is reached by re-arming.
- */
-export const LONGEST_TIMER_MS = 2 ** 31 - 1;
+/** Re-exported from the clock, which caps every timer at it. */
+export { LONGEST_TIMER_MS };
 
 /**
  * A FIFO with O(1) push and amortised O(1) shift: Array.shift is O(n), which a queue of

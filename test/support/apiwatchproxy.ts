@@ -1,0 +1,134 @@
+/**
+ * An HTTP proxy in front of the API server that sees each request, so a test can hold back the
+ * watch of ONE resource for ONE operator process (apiProxy in proxy.ts cuts whole TCP
+ * connections, blind to what they carry).
+ *
+ * The operator talks plain HTTP to it (its kubeconfig names http://127.0.0.1:<port> and no
+ * credentials); the proxy forwards every request over HTTPS as the control plane's admin, the
+ * User-Agent kept, so the audit log still tells the operator's writes apart. Requests other than
+ * the chosen watches pass untouched and at once.
+ */
+import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, request as httpsRequest } from 'node:https';
+import { kubectlFor } from './faults.js';
+import { kubeconfig as sharedKubeconfig } from './kube.js';
+
+export interface WatchProxy {
+  /** A kubeconfig whose server is this proxy. */
+  kubeconfig: string;
+  /** Watch events of matching watches reach the client this long after the server sent them. */
+  delay(ms: number): void;
+  /** Matching watches deliver nothing until release(); what they held is then sent in order. */
+  stall(): void;
+  release(): void;
+}
+
+export interface WatchProxyOptions {
+  /** Which watches to hold back, by request path (e.g. /echos$/). */
+  watches: RegExp;
+  /** The control plane to forward to (default: the tests' shared one). */
+  kubeconfig?: string;
+}
+
+export async function watchProxy(t: { after(fn: () => unknown): void }, options: WatchProxyOptions): Promise<WatchProxy> {
+  const source = options.kubeconfig ?? sharedKubeconfig();
+  const cfg = kubectlFor(source).json(['config', 'view', '--raw', '--minify']);
+  const target = new URL(cfg.clusters[0].cluster.server);
+  const b64 = (v: string): string => Buffer.from(v, 'base64').toString('utf8');
+  const user = cfg.users[0].user;
+  const agent = new Agent({
+    keepAlive: true,
+    ca: b64(cfg.clusters[0].cluster['certificate-authority-data']),
+    cert: user['client-certificate-data'] ? b64(user['client-certificate-data']) : undefined,
+    key: user['client-key-data'] ? b64(user['client-key-data']) : undefined,
+  });
+  const token: string | undefined = user.token;
+  let delayMs = 0;
+  let stalled = false;
+  const held = new Set<() => void>();
+  const open = new Set<IncomingMessage>();
+
+  /** Passes a chunk on after the delay, or when released; order is kept per stream. */
+  const deliver = (queue: Buffer[], flush: () => void, chunk: Buffer): void => {
+    queue.push(chunk);
+    const go = (): void => {
+      if (stalled) {
+        held.add(go);
+        return;
+      }
+      flush();
+    };
+    if (delayMs > 0) setTimeout(go, delayMs);
+    else go();
+  };
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', target);
+    const isWatch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
+    const holdBack = isWatch && options.watches.test(url.pathname);
+    const headers = { ...req.headers, host: target.host };
+    if (token) headers.authorization = `Bearer ${token}`;
+    const upstream = httpsRequest(url, { method: req.method, headers, agent }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      if (!holdBack) {
+        up.pipe(res);
+        return;
+      }
+      open.add(up);
+      const queue: Buffer[] = [];
+      let ended = false;
+      const flush = (): void => {
+        const next = queue.shift();
+        if (next !== undefined) res.write(next);
+        if (ended && queue.length === 0) res.end();
+      };
+      up.on('data', (chunk: Buffer) => deliver(queue, flush, chunk));
+      up.on('end', () => {
+        ended = true;
+        deliver(queue, flush, Buffer.alloc(0));
+      });
+      up.on('error', () => res.destroy());
+      up.on('close', () => open.delete(up));
+    });
+    upstream.on('error', () => res.destroy());
+    res.on('close', () => upstream.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    for (const up of open) up.destroy();
+    server.closeAllConnections();
+    server.close();
+    agent.destroy();
+  });
+  const port = (server.address() as { port: number }).port;
+  const path = `${source}.watchproxy-${process.pid}-${port}`;
+  writeFileSync(
+    path,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'proxy', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'proxy', user: {} }],
+      contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy', namespace: 'default' } }],
+      'current-context': 'proxy',
+    }),
+    { mode: 0o600 },
+  );
+  return {
+    kubeconfig: path,
+    delay: (ms) => {
+      delayMs = ms;
+    },
+    stall: () => {
+      stalled = true;
+    },
+    release: () => {
+      stalled = false;
+      const waiting = [...held];
+      held.clear();
+      for (const go of waiting) go();
+    },
+  };
+}
