@@ -7,7 +7,6 @@ import { Echoperator, type EchoperatorProps } from './echoperator.js';
 
 /** The chart's id, hence the output file: dist/manifests/echoperator.k8s.yaml. */
 export const CHART_NAME = 'echoperator';
-export const MANIFEST_FILE = `${CHART_NAME}.k8s.yaml`;
 
 export class EchoperatorChart extends Chart {
   public readonly echoperator: Echoperator;
@@ -25,6 +24,7 @@ export interface Manifest {
   apiVersion: string;
   kind: string;
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the rest is whatever the kind defines, as untyped as cdk8s's toJson()
   [key: string]: any;
 }
 

@@ -47,7 +47,7 @@ export interface OperatorMetrics {
   /** leader_election_master_status{name}: the hook for the elector contending for lease `name`. */
   leaderElection(name: string): LeaderElectionMetrics;
   /** informer_*{informer}: the hooks for the informer named `name` (e.g. "echos/default"). */
-  informer(name: string): InformerMetrics;
+  readonly informer: (name: string) => InformerMetrics;
 }
 
 export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {

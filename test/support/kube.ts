@@ -40,10 +40,6 @@ export function kubectlJson<T = any>(args: string[], opts: Parameters<typeof kub
   return JSON.parse(kubectlOk([...args, '-o', 'json'], opts)) as T;
 }
 
-export function applyYaml(yaml: string, namespace?: string): string {
-  return kubectlOk(['apply', '-f', '-'], { input: yaml, namespace });
-}
-
 /** A fresh namespace for one test, deleted (without waiting) when the test ends. */
 export function testNamespace(t: TestContext, prefix = 't', labels: Record<string, string> = {}): string {
   const slug = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 40).replace(/-+$/, '');
@@ -65,17 +61,17 @@ export async function eventually<T>(
   intervalMs = 200,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last: unknown;
+  let lastError = '';
   for (;;) {
     try {
       const v = await fn();
       if (v !== undefined && v !== false) return v;
-      last = undefined;
+      lastError = '';
     } catch (err) {
-      last = err;
+      lastError = String(err);
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError}` : ''}`);
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

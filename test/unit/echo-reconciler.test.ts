@@ -63,15 +63,15 @@ function claimed(e: Echo): Echo {
 
 function setup(e: Echo) {
   const echos = new Store<Echo & { metadata: any }>();
-  echos.add(e as any);
+  echos.add(e);
   const jobs = new Store<V1Job & { metadata: any }>();
   const api = new FakeApi();
   // What the server holds: the same Echo as the cache (a test may make them differ).
   api.existing.set(`/apis/mmontes.io/v1alpha1/namespaces/ns/echos/${e.metadata.name}`, e as any);
   const events: string[] = [];
   const reconciler = new EchoReconciler({
-    echos: echos as any,
-    jobs: jobs as any,
+    echos,
+    jobs,
     api,
     events: { recordEvent: (_o, _t, reason) => events.push(reason) },
     jobImage: 'busybox',
@@ -112,8 +112,8 @@ describe('Echo status from its Job', () => {
     assert.equal(runState(undefined).phase, 'Pending');
     assert.equal(runState({ status: {} }).phase, 'Pending');
     assert.equal(runState({ status: { startTime: new Date() } }).phase, 'Running');
-    assert.equal(runState({ status: { conditions: [{ type: 'Complete', status: 'True' }] } } as V1Job).phase, 'Succeeded');
-    const failed = runState({ status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] } } as V1Job);
+    assert.equal(runState({ status: { conditions: [{ type: 'Complete', status: 'True' }] } }).phase, 'Succeeded');
+    const failed = runState({ status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] } });
     assert.equal(failed.phase, 'Failed');
     assert.equal(failed.succeeded.reason, 'BackoffLimitExceeded');
   });
@@ -130,7 +130,7 @@ describe('EchoReconciler', () => {
     assert.equal(s.api.writes[0]!.body.status.phase, 'Pending');
     // The informers deliver what was written.
     s.jobs.add({ ...s.api.writes[1]!.body, metadata: { ...s.api.writes[1]!.body.metadata, uid: 'job-uid' } });
-    s.echos.update(s.api.existing.get('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello'));
+    s.echos.add(s.api.existing.get('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello'));
     s.api.writes = [];
     await s.reconciler.reconcile('ns/hello', s.ctx);
     assert.deepEqual(s.api.writes, [], 'a second pass over the same state writes nothing');
@@ -164,7 +164,7 @@ describe('EchoReconciler', () => {
 
     const edited = { ...done, spec: { message: 'new' }, metadata: { ...done.metadata, generation: 2 } };
     const u = setup(edited);
-    u.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'old-job' } } as any);
+    u.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'old-job' } });
     await u.reconciler.reconcile('ns/hello', u.ctx);
     assert.deepEqual(u.api.writes.map((w) => w.method), ['DELETE', 'PATCH', 'POST']);
     assert.equal(u.api.writes[0]!.body.preconditions.uid, 'old-job');
@@ -174,7 +174,7 @@ describe('EchoReconciler', () => {
   it('a status write that conflicts (the cache was behind) is looked at again shortly, not counted as a failure', async () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
-    s.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'job-uid' } } as any);
+    s.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'job-uid' } });
     s.api.failNext = { method: 'PATCH', err: new ApiError(409, 'Conflict', 'Operation cannot be fulfilled on echos.mmontes.io "hello": the object has been modified') };
     assert.deepEqual(await s.reconciler.reconcile('ns/hello', s.ctx), { requeueAfterMs: CONFLICT_REQUEUE_MS });
     assert.deepEqual(s.events, [], 'no ReconcileFailed Event');

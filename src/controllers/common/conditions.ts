@@ -18,7 +18,3 @@ export function setConditions(
     return { type: c.type, status: c.status, observedGeneration, lastTransitionTime, reason: c.reason, message: c.message };
   });
 }
-
-export function findCondition(conditions: Condition[] | undefined, type: string): Condition | undefined {
-  return conditions?.find((c) => c.type === type);
-}
