@@ -10,7 +10,6 @@ export const CHART_NAME = 'echoperator';
 
 /** Where `npm run synth` writes the manifests; the cdk8s CLI passes cdk8s.yaml's `output` as CDK8S_OUTDIR. */
 export const OUTDIR = process.env.CDK8S_OUTDIR || 'dist/manifests';
-export const MANIFEST_FILE = `${CHART_NAME}.k8s.yaml`;
 
 export class EchoperatorChart extends Chart {
   public readonly echoperator: Echoperator;
@@ -28,6 +27,7 @@ export interface Manifest {
   apiVersion: string;
   kind: string;
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the rest is whatever the kind defines, as untyped as cdk8s's toJson()
   [key: string]: any;
 }
 

@@ -77,8 +77,8 @@ async function firstReconcile(cmd: string[], kubeconfig: string): Promise<number
     let log = '';
     const ms = await new Promise<number>((done, fail) => {
       const timer = setTimeout(() => fail(new Error(`no "job created" after 60 s:\n${log.slice(-2000)}`)), 60_000);
-      proc.stderr!.on('data', (d: Buffer) => {
-        log += d;
+      proc.stderr.on('data', (d: Buffer) => {
+        log += d.toString('utf8');
         if (log.includes('"msg":"job created"')) {
           clearTimeout(timer);
           done(performance.now() - t0);

@@ -86,10 +86,6 @@ export class WriteCounter {
     return new WriteCounter(env, { namespaces: filter.namespaces, userAgentPrefix: filter.userAgentPrefix ?? 'echoperator/' }, await apiserverWrites(env), audit, audit ? fileSize(audit) : 0);
   }
 
-  static auditAvailable(env: BenchEnv): boolean {
-    return auditLogPath(env) !== undefined;
-  }
-
   async stop(): Promise<WriteCounts> {
     const after = await apiserverWrites(this.env);
     const apiserver: WriteCount = { total: 0, by: {} };

@@ -18,7 +18,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { ApiError, isNotFound, isTransient } from '../../src/kube/errors.js';
 import { RestClient } from '../../src/kube/rest.js';
-import { resourcePath, type ResourceType } from '../../src/kube/resources.js';
+import type { ResourceType } from '../../src/kube/resources.js';
 import { Informer, kubeListerWatcher } from '../../src/runtime/informer/index.js';
 import type { KubeObject } from '../../src/runtime/cache/store.js';
 import { acquireControlPlane, type ControlPlaneLease } from '../controlplane/session.js';
@@ -36,7 +36,7 @@ export function log(line: string): void {
 // Cleanup
 
 const children = new Set<ChildProcess>();
-const cleanups = new Set<() => Promise<unknown> | unknown>();
+const cleanups = new Set<() => unknown>();
 let interrupted = false;
 
 export function isInterrupted(): boolean {
@@ -44,7 +44,7 @@ export function isInterrupted(): boolean {
 }
 
 /** Registers an async cleanup (e.g. deleting a namespace); returns its unregister function. */
-export function onCleanup(fn: () => Promise<unknown> | unknown): () => void {
+export function onCleanup(fn: () => unknown): () => void {
   cleanups.add(fn);
   return () => cleanups.delete(fn);
 }
@@ -304,23 +304,21 @@ export async function getText(rest: RestClient, path: string, timeoutMs = 30_000
 
 /** Runs fn over items with at most `concurrency` in flight; items may be an async iterable. */
 export async function pool<T>(items: Iterable<T> | AsyncIterable<T>, concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
-  const it = (Symbol.asyncIterator in items ? (items as AsyncIterable<T>)[Symbol.asyncIterator]() : (items as Iterable<T>)[Symbol.iterator]()) as
-    | AsyncIterator<T>
-    | Iterator<T>;
-  let failed: unknown;
+  const it = Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : items[Symbol.iterator]();
+  let failed: { error: unknown } | undefined;
   const worker = async (): Promise<void> => {
-    while (failed === undefined && !interrupted) {
+    while (!failed && !interrupted) {
       const next = await it.next();
       if (next.done) return;
       try {
         await fn(next.value);
-      } catch (err) {
-        failed ??= err;
+      } catch (error) {
+        failed ??= { error };
       }
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
-  if (failed !== undefined) throw failed;
+  if (failed) throw failed.error;
   if (interrupted) throw new Error('interrupted');
 }
 
@@ -463,8 +461,8 @@ export async function startOperator(env: BenchEnv, vars: Record<string, string>)
     for (const l of d.toString('utf8').split('\n')) if (l) lines.push(l);
     if (lines.length > 400) lines.splice(0, lines.length - 200);
   };
-  proc.stdout!.on('data', keep);
-  proc.stderr!.on('data', keep);
+  proc.stdout.on('data', keep);
+  proc.stderr.on('data', keep);
   const exited = new Promise<number>((resolve) =>
     proc.on('exit', (code, signal) => {
       children.delete(proc);
@@ -621,12 +619,6 @@ export class CpuWindow {
     for (const pid of Object.values(pids)) this.startByPid.set(pid, processCpuSeconds(pid) ?? 0);
   }
 
-  /** Adds a process started inside the window (counted from 0). */
-  add(name: string, pid: number): void {
-    this.pids[name] = pid;
-    this.startByPid.set(pid, 0);
-  }
-
   report(): CpuReport {
     const byProcess: Record<string, number> = {};
     for (const [name, pid] of Object.entries(this.pids)) {
@@ -683,8 +675,4 @@ export function table(header: string[], rows: string[][]): string {
 export function auditLogPath(env: BenchEnv): string | undefined {
   if (!env.clusterDir || !existsSync(join(env.clusterDir, 'audit-policy.yaml'))) return undefined;
   return join(env.clusterDir, 'logs', 'audit.log');
-}
-
-export function resourceUrl(type: ResourceType, ns: string, name?: string, sub?: string): string {
-  return resourcePath(type, ns, name, sub);
 }

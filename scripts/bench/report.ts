@@ -85,13 +85,13 @@ export function updateDoc(path: string, sections: Section[], order: readonly str
     const bench = s.id.split(':')[0]!;
     const re = new RegExp(`<!-- bench:${bench}(:[^ ]*)? end -->`, 'g');
     let insertAt = -1;
-    for (const m of doc.matchAll(re)) insertAt = m.index! + m[0].length;
+    for (const m of doc.matchAll(re)) insertAt = m.index + m[0].length;
     if (insertAt < 0) {
       // Before the first section of a benchmark that comes later in `order`.
       const later = order.slice(order.indexOf(bench) + 1);
       const next = order.indexOf(bench) < 0 ? undefined : [...doc.matchAll(/<!-- bench:([a-z]+)(:[^ ]*)? begin -->/g)].find((m) => later.includes(m[1]!));
       if (next) {
-        doc = `${doc.slice(0, next.index!)}${block}\n\n${doc.slice(next.index!)}`;
+        doc = `${doc.slice(0, next.index)}${block}\n\n${doc.slice(next.index)}`;
         continue;
       }
     }

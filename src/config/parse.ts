@@ -110,7 +110,7 @@ function parseValue<T>(spec: SettingSpec<T>, raw: string, source?: 'default'): T
   try {
     return spec.parser.parse(raw.trim());
   } catch (err) {
-    if (err instanceof InvalidValue) throw new SettingsError(invalidValueMessage(spec as SettingSpec<unknown>, raw, err.detail, source));
+    if (err instanceof InvalidValue) throw new SettingsError(invalidValueMessage(spec, raw, err.detail, source));
     throw err;
   }
 }

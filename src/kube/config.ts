@@ -2,7 +2,7 @@
  * Where the API server is and who we are: client-node's KubeConfig does the loading and the
  * authentication (kubeconfig files, in-cluster service account, exec plugins, token refresh).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -52,15 +52,5 @@ function fileExists(path: string): boolean {
     return existsSync(path);
   } catch (err) {
     throw new KubeConfigError(`cannot check ${path}: ${(err as Error).message}`);
-  }
-}
-
-/** The namespace of this pod when running in-cluster. */
-export function inClusterNamespace(): string | undefined {
-  try {
-    const path = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
-    return existsSync(path) ? readFileSync(path, 'utf8').trim() : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -12,11 +12,11 @@ export type LeaseApi = Pick<CoordinationV1Api, 'readNamespacedLease' | 'createNa
 /** Each call is bounded by timeoutMs; errors are ApiErrors (code 404, 409, ...). */
 export function restLeaseApi(rest: RestClient, timeoutMs = 10_000): LeaseApi {
   return {
-    readNamespacedLease: (({ name, namespace }: { name: string; namespace: string }) =>
-      rest.request<V1Lease>('GET', resourcePath(LEASES, namespace, name), { timeoutMs })) as LeaseApi['readNamespacedLease'],
-    createNamespacedLease: (({ namespace, body }: { namespace: string; body: V1Lease }) =>
-      rest.request<V1Lease>('POST', resourcePath(LEASES, namespace), { body, timeoutMs })) as LeaseApi['createNamespacedLease'],
-    replaceNamespacedLease: (({ name, namespace, body }: { name: string; namespace: string; body: V1Lease }) =>
-      rest.request<V1Lease>('PUT', resourcePath(LEASES, namespace, name), { body, timeoutMs })) as LeaseApi['replaceNamespacedLease'],
+    readNamespacedLease: ({ name, namespace }: { name: string; namespace: string }) =>
+      rest.request<V1Lease>('GET', resourcePath(LEASES, namespace, name), { timeoutMs }),
+    createNamespacedLease: ({ namespace, body }: { namespace: string; body: V1Lease }) =>
+      rest.request<V1Lease>('POST', resourcePath(LEASES, namespace), { body, timeoutMs }),
+    replaceNamespacedLease: ({ name, namespace, body }: { name: string; namespace: string; body: V1Lease }) =>
+      rest.request<V1Lease>('PUT', resourcePath(LEASES, namespace, name), { body, timeoutMs }),
   };
 }

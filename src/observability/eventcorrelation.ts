@@ -34,10 +34,6 @@ export class LruMap<K, V> {
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as K);
   }
 
-  delete(key: K): void {
-    this.map.delete(key);
-  }
-
   get size(): number {
     return this.map.size;
   }

@@ -304,7 +304,7 @@ export class KubeEventRecorder implements EventRecorder {
   private async drain(): Promise<void> {
     // Start on a later microtask: recordEvent() then never runs sink code, and the events
     // recorded in the same synchronous stretch are merged before the first write.
-    await undefined;
+    await Promise.resolve();
     try {
       for (;;) {
         const next = this.pending.values().next();

@@ -162,7 +162,7 @@ function errorMessage(err: Error): string {
   const parts: string[] = [];
   let current: unknown = err;
   for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
-    const message = current instanceof Error ? current.message : String(current);
+    const message = current instanceof Error ? current.message : typeof current === 'string' ? current : JSON.stringify(plain(current));
     if (!parts.some((p) => p.includes(message))) parts.push(message);
     current = current instanceof Error ? current.cause : undefined;
   }
@@ -188,6 +188,7 @@ function plain(value: unknown): unknown {
       }),
     );
   } catch {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- JSON cannot render it (a throwing toJSON or getter): its own toString() is the last resort
     return String(value);
   }
 }
@@ -207,6 +208,7 @@ function textLine(ts: string, level: LogLevel, msg: string, entries: [string, un
 function textValue(v: unknown): string {
   if (typeof v === 'string') return /^[^\s"=\\]+$/.test(v) ? v : JSON.stringify(v);
   if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- JSON.stringify gives undefined only for undefined, functions and symbols, which String() names
   return JSON.stringify(v) ?? String(v);
 }
 

@@ -48,7 +48,7 @@ export interface OperatorMetrics {
   /** leader_election_master_status{name}: the hook for the elector contending for lease `name`. */
   leaderElection(name: string): LeaderElectionMetrics;
   /** informer_*{informer}: the hooks for the informer named `name` (e.g. "echos/default"). */
-  informer(name: string): InformerMetrics;
+  readonly informer: (name: string) => InformerMetrics;
   /** client-go's rest_client_requests_total and rest_client_request_retries_total. */
   readonly rest: RestClientMetrics;
 }

@@ -66,11 +66,6 @@ export class EventLoopWatchdog {
     this.timer = undefined;
   }
 
-  /** The most recent stall, if any. */
-  get lastStall(): Stall | undefined {
-    return this.last;
-  }
-
   /** A health check: true, or why the loop counts as stalled. */
   readonly check = (): true | string => {
     if (!this.timer) return true;

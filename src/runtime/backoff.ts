@@ -85,17 +85,6 @@ export class Backoff {
   wait(signal?: AbortSignal): Promise<void> {
     return this.clock.sleep(this.next(), signal);
   }
-
-  /** Forgets past failures: the next delay is initialMs again. */
-  reset(): void {
-    this.failures = 0;
-    this.lastFailureAt = -Infinity;
-  }
-
-  /** Consecutive failures counted so far (before any time-based reset that next() would apply). */
-  get attempts(): number {
-    return this.failures;
-  }
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -41,10 +41,6 @@ export function kubectlJson<T = any>(args: string[], opts: Parameters<typeof kub
   return JSON.parse(kubectlOk([...args, '-o', 'json'], opts)) as T;
 }
 
-export function applyYaml(yaml: string, namespace?: string): string {
-  return kubectlOk(['apply', '-f', '-'], { input: yaml, namespace });
-}
-
 /**
  * A fresh namespace for one test, deleted (without waiting) when the test ends. Its pods stay off
  * the node (Pending, as without one) unless `pods: true`: only tests that read what a pod did run
@@ -69,17 +65,17 @@ export async function eventually<T>(
   intervalMs = 200,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last: unknown;
+  let lastError = '';
   for (;;) {
     try {
       const v = await fn();
       if (v !== undefined && v !== false) return v;
-      last = undefined;
+      lastError = '';
     } catch (err) {
-      last = err;
+      lastError = String(err);
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError}` : ''}`);
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

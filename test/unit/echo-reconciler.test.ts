@@ -113,8 +113,8 @@ describe('Echo status from its Job', () => {
     assert.equal(runState(undefined).phase, 'Pending');
     assert.equal(runState({ status: {} }).phase, 'Pending');
     assert.equal(runState({ status: { startTime: new Date() } }).phase, 'Running');
-    assert.equal(runState({ status: { conditions: [{ type: 'Complete', status: 'True' }] } } as V1Job).phase, 'Succeeded');
-    const failed = runState({ status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] } } as V1Job);
+    assert.equal(runState({ status: { conditions: [{ type: 'Complete', status: 'True' }] } }).phase, 'Succeeded');
+    const failed = runState({ status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }] } });
     assert.equal(failed.phase, 'Failed');
     assert.equal(failed.succeeded.reason, 'BackoffLimitExceeded');
   });
@@ -131,7 +131,7 @@ describe('EchoReconciler', () => {
     assert.equal(s.api.writes[0]!.body.status.phase, 'Pending');
     // The informers deliver what was written.
     s.jobs.add({ ...s.api.writes[1]!.body, metadata: { ...s.api.writes[1]!.body.metadata, uid: 'job-uid' } });
-    s.echos.update(s.api.existing.get('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello'));
+    s.echos.add(s.api.existing.get('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello'));
     s.api.writes = [];
     await s.reconciler.reconcile('ns/hello', s.ctx);
     assert.deepEqual(s.api.writes, [], 'a second pass over the same state writes nothing');
@@ -165,7 +165,7 @@ describe('EchoReconciler', () => {
 
     const edited = { ...done, spec: { message: 'new' }, metadata: { ...done.metadata, generation: 2 } };
     const u = setup(edited);
-    u.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'old-job' } } as any);
+    u.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'old-job' } });
     await u.reconciler.reconcile('ns/hello', u.ctx);
     assert.deepEqual(u.api.writes.map((w) => w.method), ['DELETE', 'PATCH', 'POST']);
     assert.equal(u.api.writes[0]!.body.preconditions.uid, 'old-job');
@@ -175,7 +175,7 @@ describe('EchoReconciler', () => {
   it('a status write that conflicts (the cache was behind) fails the pass for the queue to back off, with no Event or failure condition', async () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
-    s.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'job-uid' } } as any);
+    s.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'job-uid' } });
     s.api.failNext = { method: 'PATCH', err: new ApiError(409, 'Conflict', 'Operation cannot be fulfilled on echos.mmontes.io "hello": the object has been modified') };
     await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), (err: ApiError) => err.code === 409, 'a conflict is an error: the queue backs off');
     assert.deepEqual(s.events, [], 'no ReconcileFailed Event');
@@ -225,7 +225,7 @@ describe('EchoReconciler', () => {
     const afterFirst = s.api.existing.get(path);
     assert.equal(afterFirst.status.conditions.find((c: any) => c.type === 'Reconciled').status, 'False');
     // The next pass sees what the server has (the cache caught up) and is refused again.
-    s.echos.update(afterFirst);
+    s.echos.add(afterFirst);
     const writesBefore = s.api.writes.length;
     s.api.failNext = { method: 'POST', err: quota };
     await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /exceeded quota/);

@@ -452,7 +452,7 @@ describe('KubeLeaseLock', () => {
   test('speaks coordination.k8s.io/v1 with MicroTime, 404 and 409 mapping, and keeps metadata', async (t) => {
     let stored: any;
     const requests: Array<{ method: string; body: any }> = [];
-    const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
       let raw = '';
       for await (const chunk of req) raw += chunk;
       const body = raw ? JSON.parse(raw) : undefined;
@@ -476,6 +476,10 @@ describe('KubeLeaseLock', () => {
         return reply(200, stored);
       }
       status(400, 'BadRequest');
+    };
+    // A fault in the fake answers 500, so the call under test fails at once instead of hanging.
+    const server = createServer((req, res) => {
+      serve(req, res).catch((err: unknown) => res.writeHead(500).end(String(err)));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     t.after(() => server.close());
@@ -501,7 +505,7 @@ describe('KubeLeaseLock', () => {
 
     const read = await lock.get();
     assert.equal(read?.record.holderIdentity, 'a');
-    const updated = await lock.update({ ...record, renewTime: '2030-01-01T00:00:02.000000Z' }, read!.resourceVersion);
+    const updated = await lock.update({ ...record, renewTime: '2030-01-01T00:00:02.000000Z' }, read.resourceVersion);
     assert.equal(updated.resourceVersion, '2');
     assert.deepEqual(requests.at(-1)!.body.metadata.labels, { team: 'x' }, 'labels survive the replace');
 

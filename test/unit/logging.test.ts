@@ -81,6 +81,13 @@ describe('logging: JSON lines', () => {
     assert.match(String(bug!.errorStack), /^TypeError: Cannot read/);
   });
 
+  it('renders a cause that is not an Error as JSON, not [object Object]', () => {
+    const { log, out } = logger();
+    log.error('write failed', { error: new Error('PATCH failed', { cause: { code: 409, reason: 'Conflict' } }) });
+    log.error('dial failed', { error: new Error('dial', { cause: 'ECONNREFUSED' }) });
+    assert.deepEqual(out.json.map((l) => l.error), ['PATCH failed: {"code":409,"reason":"Conflict"}', 'dial: ECONNREFUSED']);
+  });
+
   it('never throws on values JSON cannot take: cycles, bigint, undefined, functions', () => {
     const { log, out } = logger();
     const cyclic: Record<string, unknown> = { a: 1 };

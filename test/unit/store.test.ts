@@ -6,7 +6,6 @@ import {
   Store,
   controllerOf,
   objectKey,
-  splitKey,
   type KubeObject,
   type OwnerReference,
 } from '../../src/runtime/cache/index.js';
@@ -32,11 +31,9 @@ const sorted = (xs: string[]): string[] => [...xs].sort();
 const names = (xs: Obj[]): string[] => sorted(xs.map((o) => o.metadata!.name!));
 
 describe('object keys', () => {
-  it('are namespace/name, or name for cluster-scoped objects, and split back', () => {
+  it('are namespace/name, or name for cluster-scoped objects', () => {
     assert.equal(objectKey(obj('a', '1', { ns: 'ns1' })), 'ns1/a');
     assert.equal(objectKey(obj('node-1', '1', { ns: null })), 'node-1');
-    assert.deepEqual(splitKey('ns1/a'), { namespace: 'ns1', name: 'a' });
-    assert.deepEqual(splitKey('node-1'), { name: 'node-1' });
   });
 
   it('refuse an object without a name', () => {
@@ -50,7 +47,7 @@ describe('object keys', () => {
 });
 
 describe('Store', () => {
-  it('adds, gets, lists, updates and deletes by key or object', () => {
+  it('adds, gets, lists, replaces and deletes by key or object', () => {
     const store = new Store<Obj>();
     assert.equal(store.add(obj('a')), undefined);
     store.add(obj('b', '1', { ns: 'other' }));
@@ -58,8 +55,8 @@ describe('Store', () => {
     assert.deepEqual(sorted(store.keys()), ['default/a', 'other/b']);
     assert.equal(store.get('default/a')?.metadata?.resourceVersion, '1');
 
-    const previous = store.update(obj('a', '2'));
-    assert.equal(previous?.metadata?.resourceVersion, '1', 'update returns the replaced version');
+    const previous = store.add(obj('a', '2'));
+    assert.equal(previous?.metadata?.resourceVersion, '1', 'add returns the replaced version');
     assert.equal(store.get('default/a')?.metadata?.resourceVersion, '2');
     assert.equal(store.size, 2);
 
@@ -97,15 +94,15 @@ describe('Store', () => {
   it('moves the index entry when the controller owner changes, and drops emptied buckets', () => {
     const store = new Store<Obj>();
     store.add(obj('job', '1', { owners: [owner('old-owner')] }));
-    store.update(obj('job', '2', { owners: [owner('new-owner')] }));
+    store.add(obj('job', '2', { owners: [owner('new-owner')] }));
     assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, 'old-owner'), []);
     assert.deepEqual(names(store.byIndex(CONTROLLER_OWNER_INDEX, 'new-owner')), ['job']);
     assert.equal(store.byIndex(CONTROLLER_OWNER_INDEX, 'new-owner')[0]?.metadata?.resourceVersion, '2', 'the index serves the new version');
     assert.deepEqual(store.indexValues(CONTROLLER_OWNER_INDEX), ['new-owner'], 'no empty bucket left behind');
 
-    store.update(obj('job', '3'));
+    store.add(obj('job', '3'));
     assert.deepEqual(store.indexValues(CONTROLLER_OWNER_INDEX), [], 'losing the owner removes the entry');
-    store.update(obj('job', '4', { owners: [owner('x')] }));
+    store.add(obj('job', '4', { owners: [owner('x')] }));
     store.delete('default/job');
     assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, 'x'), []);
     assert.deepEqual(store.indexValues(CONTROLLER_OWNER_INDEX), []);
@@ -121,7 +118,7 @@ describe('Store', () => {
 
     store.addIndexers({ tier: (o) => (o.metadata?.labels?.tier ? [o.metadata.labels.tier] : []) });
     assert.deepEqual(names(store.byIndex('tier', 'back')), ['b'], 'existing objects are indexed at once');
-    store.update(obj('a', '2', { labels: { app: 'web', tier: 'back' } }));
+    store.add(obj('a', '2', { labels: { app: 'web', tier: 'back' } }));
     assert.deepEqual(names(store.byIndex('tier', 'back')), ['a', 'b']);
     assert.deepEqual(store.byIndex('tier', 'front'), []);
   });
@@ -129,7 +126,7 @@ describe('Store', () => {
   it('supports multi-valued index functions', () => {
     const store = new Store<Obj>({ indexers: { labels: (o) => Object.keys(o.metadata?.labels ?? {}) } });
     store.add(obj('a', '1', { labels: { x: '1', y: '1' } }));
-    store.update(obj('a', '2', { labels: { y: '1', z: '1' } }));
+    store.add(obj('a', '2', { labels: { y: '1', z: '1' } }));
     assert.deepEqual(store.byIndex('labels', 'x'), []);
     assert.deepEqual(names(store.byIndex('labels', 'y')), ['a']);
     assert.deepEqual(names(store.byIndex('labels', 'z')), ['a']);
@@ -150,7 +147,7 @@ describe('Store', () => {
     const store = new Store<Obj>({ indexers: { fragile } });
     store.add(obj('a', '1', { owners: [owner('u1')] }));
     explode = true;
-    assert.throws(() => store.update(obj('a', '2', { owners: [owner('u2')] })));
+    assert.throws(() => store.add(obj('a', '2', { owners: [owner('u2')] })));
     assert.equal(store.get('default/a')?.metadata?.resourceVersion, '1');
     assert.deepEqual(names(store.byIndex(CONTROLLER_OWNER_INDEX, 'u1')), ['a'], 'no index moved either');
     assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, 'u2'), []);

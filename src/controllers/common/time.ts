@@ -1,7 +1,7 @@
 /** API times are RFC 3339 with second precision; client types may hand back Date or string. */
-export function apiTime(t: unknown): string | undefined {
+export function apiTime(t: Date | string | null | undefined): string | undefined {
   if (t === undefined || t === null) return undefined;
-  return t instanceof Date ? t.toISOString().replace(/\.\d{3}Z$/, 'Z') : String(t);
+  return t instanceof Date ? t.toISOString().replace(/\.\d{3}Z$/, 'Z') : t;
 }
 
 /** Drops undefined fields, so a status compares equal to the one the server returns. */

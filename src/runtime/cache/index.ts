@@ -10,7 +10,6 @@ export {
   namespaceIndexFunc,
   objectKey,
   resourceVersionOf,
-  splitKey,
   type CachedObjectMeta,
   type IndexFunc,
   type KubeObject,

@@ -64,12 +64,6 @@ export function objectKey(obj: KubeObject): string {
   return ns ? `${ns}/${name}` : name;
 }
 
-/** The inverse of objectKey. */
-export function splitKey(key: string): { namespace?: string; name: string } {
-  const slash = key.indexOf('/');
-  return slash < 0 ? { name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
-
 /** The controlling ownerReference (controller: true), if any; Kubernetes allows at most one. */
 export function controllerOf(obj: KubeObject): OwnerReference | undefined {
   return obj.metadata?.ownerReferences?.find((ref) => ref.controller === true);
@@ -152,11 +146,6 @@ export class Store<T extends KubeObject> implements ReadonlyStore<T> {
     this.reindex(key, old, obj);
     this.items.set(key, obj);
     return old;
-  }
-
-  /** The same as add: an update of an unknown object stores it. */
-  update(obj: T): T | undefined {
-    return this.add(obj);
   }
 
   /** Removes the object (given itself or its key); returns the version removed, if any. */

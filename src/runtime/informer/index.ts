@@ -30,6 +30,5 @@ export {
   type ListResult,
   type ListerWatcher,
   type WatchEvent,
-  type WatchEventType,
   type WatchOptions,
 } from './listwatch.js';

@@ -230,7 +230,7 @@ export class Informer<T extends KubeObject> {
 
   private resync(): void {
     if (!this.synced) return;
-    const handlers = this.handlers.filter((h) => h.onUpdate);
+    const handlers = this.handlers.filter((h) => h.onUpdate !== undefined);
     if (handlers.length === 0) return;
     for (const obj of this.cache.list()) for (const h of handlers) this.call('onUpdate', () => h.onUpdate!(obj, obj));
   }

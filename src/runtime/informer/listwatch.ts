@@ -38,8 +38,6 @@ export interface WatchOptions {
   allowWatchBookmarks?: boolean;
 }
 
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-
 /** For BOOKMARK, object carries only metadata.resourceVersion; for ERROR, a Status. */
 export type WatchEvent<T> =
   | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T }

@@ -112,8 +112,11 @@ export const DEFAULT_INACTIVITY_TIMEOUT_MS = 180_000;
 const SHORT_WATCH_MS = 1_000;
 
 /** A bug in the transform or the sink: retrying cannot help, so run() rejects with `cause`. */
-class SinkFailure {
-  constructor(readonly cause: unknown) {}
+class SinkFailure extends Error {
+  override readonly name = 'SinkFailure';
+  constructor(override readonly cause: unknown) {
+    super('the transform or the sink threw');
+  }
 }
 
 class ShortWatchError extends Error {
