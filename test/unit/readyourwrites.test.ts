@@ -46,12 +46,12 @@ describe('ReadYourWrites', () => {
     informer.add(obj('5'));
     ryw.wrote(obj('7', 'ours'));
     assert.equal(ryw.get('ns/a')?.status, 'ours', 'not the older cached copy');
-    informer.add(obj('6', 'someone else, before us'));
+    informer.update(obj('6', 'someone else, before us'));
     assert.equal(ryw.get('ns/a')?.status, 'ours');
-    informer.add(obj('7', 'ours, from the watch'));
+    informer.update(obj('7', 'ours, from the watch'));
     assert.equal(ryw.pending, 0, 'dropped when the watch delivered our write');
     assert.equal(ryw.get('ns/a')?.status, 'ours, from the watch');
-    informer.add(obj('9', 'newer'));
+    informer.update(obj('9', 'newer'));
     assert.equal(ryw.get('ns/a')?.status, 'newer');
   });
 
@@ -61,7 +61,7 @@ describe('ReadYourWrites', () => {
     ryw.wrote(obj('8', 'second'));
     ryw.wrote(obj('7', 'first, answered late'));
     assert.equal(ryw.get('ns/a')?.status, 'second');
-    informer.add(obj('10', 'newer than ours'));
+    informer.update(obj('10', 'newer than ours'));
     assert.equal(ryw.get('ns/a')?.status, 'newer than ours');
   });
 
