@@ -268,7 +268,16 @@ const IMAGE_REF =
 const URL_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 const QUANTITY_FACTORS: Record<string, number> = {
-  '': 1, m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40,
+  '': 1,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
 };
 
 /** Thrown for props the construct cannot turn into a working install; the message names the prop. */
@@ -435,7 +444,11 @@ export function operatorSettings(r: ResolvedEchoperatorProps): Record<string, st
 
 /** sha256 of the settings, keys sorted: changes exactly when a setting changes. */
 export function settingsChecksum(settings: Record<string, string>): string {
-  const canonical = JSON.stringify(Object.keys(settings).sort().map((k) => [k, settings[k]]));
+  const canonical = JSON.stringify(
+    Object.keys(settings)
+      .sort()
+      .map((k) => [k, settings[k]]),
+  );
   return createHash('sha256').update(canonical).digest('hex');
 }
 
@@ -595,7 +608,10 @@ export class Echoperator extends Construct {
         // before starting the new one. With it, surge one pod and let the elector hand over
         // (the old leader releases the lease on SIGTERM).
         strategy: r.ha.enabled
-          ? { type: 'RollingUpdate', rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) } }
+          ? {
+              type: 'RollingUpdate',
+              rollingUpdate: { maxSurge: k8s.IntOrString.fromNumber(1), maxUnavailable: k8s.IntOrString.fromNumber(0) },
+            }
           : { type: 'Recreate' },
         template: {
           metadata: { labels, annotations: { [CONFIG_CHECKSUM_ANNOTATION]: this.settingsChecksum } },

@@ -14,7 +14,6 @@ import { App, YamlOutputType } from 'cdk8s';
 import { CHART_NAME, EchoperatorChart, OUTDIR } from './chart.js';
 import { loadValues } from './values.js';
 
-
 function main(): void {
   const props = loadValues();
   const app = new App({

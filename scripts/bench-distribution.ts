@@ -71,7 +71,16 @@ async function firstReconcile(cmd: string[], kubeconfig: string): Promise<number
   const echo = { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: 'first', namespace: ns }, spec: { message: 'first' } };
   kubectl(kubeconfig, ['apply', '-f', '-'], JSON.stringify(echo));
   try {
-    const env = { ...process.env, KUBECONFIG: kubeconfig, WATCH_NAMESPACES: ns, NAMESPACE: ns, LOG_FORMAT: 'json', LOG_LEVEL: 'info', METRICS_PORT: '0', HEALTH_PORT: '0' };
+    const env = {
+      ...process.env,
+      KUBECONFIG: kubeconfig,
+      WATCH_NAMESPACES: ns,
+      NAMESPACE: ns,
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'info',
+      METRICS_PORT: '0',
+      HEALTH_PORT: '0',
+    };
     const t0 = performance.now();
     const proc = spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], env });
     let log = '';
@@ -116,7 +125,14 @@ async function main(): Promise<void> {
   const rows: [string, string][] = [];
   const ms = (x: number): string => `${x.toFixed(0)} ms`;
   try {
-    kubectl(lease.kubeconfig, ['apply', '--server-side', '--force-conflicts', '--field-manager=echoperator-bench', '-f', resolve(ROOT, 'crds')]);
+    kubectl(lease.kubeconfig, [
+      'apply',
+      '--server-side',
+      '--force-conflicts',
+      '--field-manager=echoperator-bench',
+      '-f',
+      resolve(ROOT, 'crds'),
+    ]);
     const denoRun = [deno, 'run', ...denoPermissions({ read: [lease.kubeconfig] }), BUNDLE];
     const node = [process.execPath, BUNDLE];
     const nodeBase = [process.execPath, '-e', '0'];

@@ -87,7 +87,13 @@ export async function buildBundle(version = process.env.ECHOPERATOR_VERSION || p
   });
   writeFileSync(resolve(BUNDLE_DIR, 'package.json'), '{"type":"commonjs"}\n');
   const code = readFileSync(BUNDLE);
-  const result = { path: BUNDLE, version, bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, ms: performance.now() - started };
+  const result = {
+    path: BUNDLE,
+    version,
+    bytes: code.length,
+    gzipBytes: gzipSync(code, { level: 9 }).length,
+    ms: performance.now() - started,
+  };
   if (result.bytes >= MAX_BUNDLE_BYTES) throw new Error(`bundle is ${kib(result.bytes)}, over the ${kib(MAX_BUNDLE_BYTES)} budget`);
   return result;
 }
@@ -99,7 +105,9 @@ export function kib(bytes: number): string {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   buildBundle().then(
     (r) => {
-      console.log(`built ${r.path.slice(ROOT.length + 1)} (version ${r.version}): ${r.bytes} bytes (${kib(r.bytes)}), gzip ${r.gzipBytes} bytes (${kib(r.gzipBytes)}), in ${(r.ms / 1000).toFixed(1)} s`);
+      console.log(
+        `built ${r.path.slice(ROOT.length + 1)} (version ${r.version}): ${r.bytes} bytes (${kib(r.bytes)}), gzip ${r.gzipBytes} bytes (${kib(r.gzipBytes)}), in ${(r.ms / 1000).toFixed(1)} s`,
+      );
     },
     (err: unknown) => {
       console.error(`build failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -18,7 +18,9 @@ async function up(): Promise<void> {
   const dir = defaultClusterDir();
   const existing = readState(dir);
   if (existing && isRunning(existing)) {
-    console.error(`control plane: already running at ${existing.server} (Kubernetes ${existing.kubernetesVersion}, since ${existing.startedAt})`);
+    console.error(
+      `control plane: already running at ${existing.server} (Kubernetes ${existing.kubernetesVersion}, since ${existing.startedAt})`,
+    );
     printExport(existing.kubeconfig);
     return;
   }
@@ -48,7 +50,9 @@ function status(): void {
     process.exitCode = 3;
     return;
   }
-  console.error(`control plane: running at ${state.server}, Kubernetes ${state.kubernetesVersion}, ${state.node ? `node ${state.node.netns}` : 'no node'}`);
+  console.error(
+    `control plane: running at ${state.server}, Kubernetes ${state.kubernetesVersion}, ${state.node ? `node ${state.node.netns}` : 'no node'}`,
+  );
   printExport(state.kubeconfig);
 }
 

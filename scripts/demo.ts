@@ -11,6 +11,7 @@
  * Without a node (ECHOPERATOR_NODE=false, or USE_EXISTING_CLUSTER=true where the operator's
  * image is not loaded) the operator runs from source instead, and pods print where a node runs them.
  */
+import type { V1Job } from '@kubernetes/client-node';
 import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OUTDIR } from '../infra/chart.js';
@@ -115,13 +116,25 @@ async function main(): Promise<void> {
     kubectl(kubeconfig, ['delete', 'echo', 'hello-world', '-n', 'default', '--ignore-not-found', '--wait=true']);
     kubectl(kubeconfig, ['apply', '-f', '-'], HELLO);
     if (!podsRun) {
-      const job = await waitFor('the Job', 30_000, () => kubectl(kubeconfig, ['get', 'jobs', '-n', 'default', '-l', 'mmontes.io/echo=hello-world', '-o', 'name']).trim());
+      const job = await waitFor('the Job', 30_000, () =>
+        kubectl(kubeconfig, ['get', 'jobs', '-n', 'default', '-l', 'mmontes.io/echo=hello-world', '-o', 'name']).trim(),
+      );
       console.log(kubectl(kubeconfig, ['get', 'echos,jobs', '-n', 'default']));
-      console.log(`${job} is made; this cluster has no node, so its pod stays Pending (run without ECHOPERATOR_NODE=false to see it print).`);
+      console.log(
+        `${job} is made; this cluster has no node, so its pod stays Pending (run without ECHOPERATOR_NODE=false to see it print).`,
+      );
       return;
     }
     const job = await waitFor('the Echo to succeed', 120_000, () => {
-      const phase = kubectl(kubeconfig, ['get', 'echo', 'hello-world', '-n', 'default', '-o', 'jsonpath={.status.phase}/{.status.jobName}']);
+      const phase = kubectl(kubeconfig, [
+        'get',
+        'echo',
+        'hello-world',
+        '-n',
+        'default',
+        '-o',
+        'jsonpath={.status.phase}/{.status.jobName}',
+      ]);
       return phase.startsWith('Succeeded/') && phase.slice('Succeeded/'.length);
     });
     console.log(kubectl(kubeconfig, ['get', 'echos', '-n', 'default']).trim());
@@ -133,8 +146,8 @@ async function main(): Promise<void> {
     kubectl(kubeconfig, ['delete', 'scheduledecho', 'hello-every-minute', '-n', 'default', '--ignore-not-found', '--wait=true']);
     kubectl(kubeconfig, ['apply', '-f', '-'], EVERY_MINUTE);
     const run = await waitFor('a scheduled run to complete', 150_000, () => {
-      const jobs = JSON.parse(kubectl(kubeconfig, ['get', 'jobs', '-n', 'default', '-o', 'json'])).items as any[];
-      return jobs.find((j) => j.metadata.ownerReferences?.[0]?.kind === 'CronJob' && j.status?.succeeded === 1)?.metadata.name as string | undefined;
+      const jobs = (JSON.parse(kubectl(kubeconfig, ['get', 'jobs', '-n', 'default', '-o', 'json'])) as { items: V1Job[] }).items;
+      return jobs.find((j) => j.metadata?.ownerReferences?.[0]?.kind === 'CronJob' && j.status?.succeeded === 1)?.metadata?.name;
     });
     console.log(kubectl(kubeconfig, ['get', 'scheduledechos,cronjobs,jobs', '-n', 'default']).trim());
     say(`kubectl logs job/${run}`);

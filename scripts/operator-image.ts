@@ -25,7 +25,11 @@ export async function operatorImage(): Promise<ImageSpec> {
 
 /** Builds (or reuses) the operator image and imports it into the cluster's node. */
 export async function loadOperatorImage(state: ControlPlaneState): Promise<string> {
-  if (!state.node) throw new ControlPlaneError(`The cluster at ${state.server} has no node to load the operator image into.`, 'Start it without ECHOPERATOR_NODE=false.');
+  if (!state.node)
+    throw new ControlPlaneError(
+      `The cluster at ${state.server} has no node to load the operator image into.`,
+      'Start it without ECHOPERATOR_NODE=false.',
+    );
   const { mkimage } = await ensureNodeBinaries();
   const built = buildImage(mkimage, await operatorImage());
   importImages(state.node.containerdSocket, [built]);

@@ -50,11 +50,16 @@ export function node22Binary(): { path?: string; reason?: string } {
   const dir = join(cacheRoot(), `node-v${NODE22_VERSION}`);
   const bin = join(dir, 'node_modules', pkg, 'bin', 'node');
   if (!existsSync(bin)) {
-    const r = spawnSync('npm', ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefix', dir, `${pkg}@${NODE22_VERSION}`], {
-      encoding: 'utf8',
-      timeout: 300_000,
-    });
-    if (r.status !== 0 || !existsSync(bin)) return { reason: `could not install ${pkg}@${NODE22_VERSION} from npm: ${(r.stderr || String(r.error)).trim().slice(-300)}` };
+    const r = spawnSync(
+      'npm',
+      ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefix', dir, `${pkg}@${NODE22_VERSION}`],
+      {
+        encoding: 'utf8',
+        timeout: 300_000,
+      },
+    );
+    if (r.status !== 0 || !existsSync(bin))
+      return { reason: `could not install ${pkg}@${NODE22_VERSION} from npm: ${(r.stderr || String(r.error)).trim().slice(-300)}` };
   }
   return { path: bin };
 }

@@ -30,7 +30,11 @@ function testFiles(dir: string): string[] {
 
 /** Deployments of the operator in the cluster (`kubectl get -o name`), '' when none. */
 function installedOperators(kubeconfig: string): string {
-  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-l', 'app.kubernetes.io/name=echoperator', '-o', 'name'], { encoding: 'utf8' });
+  const r = spawnSync(
+    'kubectl',
+    ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-l', 'app.kubernetes.io/name=echoperator', '-o', 'name'],
+    { encoding: 'utf8' },
+  );
   return r.status === 0 ? r.stdout.trim().split('\n').filter(Boolean).join(', ') : '';
 }
 
@@ -49,7 +53,9 @@ async function main(): Promise<void> {
   let lease = needsCluster ? await acquireControlPlane() : undefined;
   if (lease && !lease.ownedPids.length && process.env.USE_EXISTING_CLUSTER !== 'true' && installedOperators(lease.kubeconfig)) {
     // `npm run demo` leaves the operator installed, watching every namespace: it would reconcile the tests' Echos too.
-    console.error(`tests: the running cluster has the operator installed (${installedOperators(lease.kubeconfig)}); using a private cluster instead`);
+    console.error(
+      `tests: the running cluster has the operator installed (${installedOperators(lease.kubeconfig)}); using a private cluster instead`,
+    );
     lease = await acquireControlPlane({ private: true });
   }
   if (lease) console.error(`tests: using ${lease.describe}`);

@@ -83,7 +83,13 @@ export class WriteCounter {
   /** userAgentPrefix: the operator sends `echoperator/<version> (<host>)`. */
   static async start(env: BenchEnv, filter: { namespaces: string[]; userAgentPrefix?: string }): Promise<WriteCounter> {
     const audit = auditLogPath(env);
-    return new WriteCounter(env, { namespaces: filter.namespaces, userAgentPrefix: filter.userAgentPrefix ?? 'echoperator/' }, await apiserverWrites(env), audit, audit ? fileSize(audit) : 0);
+    return new WriteCounter(
+      env,
+      { namespaces: filter.namespaces, userAgentPrefix: filter.userAgentPrefix ?? 'echoperator/' },
+      await apiserverWrites(env),
+      audit,
+      audit ? fileSize(audit) : 0,
+    );
   }
 
   async stop(): Promise<WriteCounts> {

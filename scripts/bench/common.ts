@@ -63,7 +63,11 @@ function killChildren(signal: NodeJS.Signals = 'SIGKILL'): void {
 
 export async function runCleanups(timeoutMs = 30_000): Promise<void> {
   killChildren();
-  const pending = [...cleanups].map((fn) => Promise.resolve().then(fn).catch(() => undefined));
+  const pending = [...cleanups].map((fn) =>
+    Promise.resolve()
+      .then(fn)
+      .catch(() => undefined),
+  );
   cleanups.clear();
   await Promise.race([Promise.all(pending), sleep(timeoutMs)]);
 }
@@ -141,7 +145,11 @@ export async function operatorCommand(opts: { fromSource?: boolean } = {}): Prom
 }
 
 export function sourceCommand(): OperatorCommand {
-  return { argv: [process.execPath, '--import', 'tsx', 'src/main.ts'], kind: 'source', describe: 'node --import tsx src/main.ts (from source)' };
+  return {
+    argv: [process.execPath, '--import', 'tsx', 'src/main.ts'],
+    kind: 'source',
+    describe: 'node --import tsx src/main.ts (from source)',
+  };
 }
 
 /** An ESM bundle of src/main.ts in a temporary folder (removed by the cleanup), as `npm run build` makes one. */
@@ -196,7 +204,9 @@ export async function openEnv(opts: { privateCluster: boolean; fromSource?: bool
     rest,
     kubernetesVersion: version.gitVersion ?? 'unknown',
     clusterDir: state ? dir : undefined,
-    controlPlanePids: state ? { 'kube-apiserver': state.pids.kubeApiserver, etcd: state.pids.etcd, 'kube-controller-manager': state.pids.kubeControllerManager } : {},
+    controlPlanePids: state
+      ? { 'kube-apiserver': state.pids.kubeApiserver, etcd: state.pids.etcd, 'kube-controller-manager': state.pids.kubeControllerManager }
+      : {},
     operator: await operatorCommand({ fromSource: opts.fromSource }),
   };
 }
@@ -223,7 +233,13 @@ export const BENCH_LABEL = 'echoperator.mmontes.io/bench';
 export async function createNamespace(env: BenchEnv, prefix: string): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await withRetry(() =>
-    env.rest.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [BENCH_LABEL]: 'true' }, annotations: { ...NO_PODS_ANNOTATIONS } } } }),
+    env.rest.request('POST', '/api/v1/namespaces', {
+      body: {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, labels: { [BENCH_LABEL]: 'true' }, annotations: { ...NO_PODS_ANNOTATIONS } },
+      },
+    }),
   );
   const unregister = onCleanup(() => env.rest.request('DELETE', `/api/v1/namespaces/${name}`, { timeoutMs: 5000 }).catch(() => undefined));
   namespaceCleanups.set(name, unregister);
@@ -247,7 +263,9 @@ export async function deleteNamespace(env: BenchEnv, name: string, opts: { wait?
     ['/api/v1', 'events', {}],
   ] as const;
   await Promise.all(
-    purge.map(([base, resource, body]) => env.rest.request('DELETE', `${base}/namespaces/${name}/${resource}`, { body, timeoutMs: 120_000 }).catch(() => undefined)),
+    purge.map(([base, resource, body]) =>
+      env.rest.request('DELETE', `${base}/namespaces/${name}/${resource}`, { body, timeoutMs: 120_000 }).catch(() => undefined),
+    ),
   );
   try {
     await withRetry(() => env.rest.request('DELETE', `/api/v1/namespaces/${name}`, { body: { propagationPolicy: 'Background' } }));
@@ -411,7 +429,12 @@ export async function watch<T extends KubeObject>(
 }
 
 /** Resolves once nothing was delivered by any of `watches` for quietMs (or maxMs passed). */
-export async function waitQuiet(watches: { lastEventAt(): number }[], quietMs: number, maxMs: number, extra?: () => Promise<boolean>): Promise<boolean> {
+export async function waitQuiet(
+  watches: { lastEventAt(): number }[],
+  quietMs: number,
+  maxMs: number,
+  extra?: () => Promise<boolean>,
+): Promise<boolean> {
   const deadline = now() + maxMs;
   for (;;) {
     const last = Math.max(...watches.map((w) => w.lastEventAt()));
@@ -492,7 +515,10 @@ export async function startOperator(env: BenchEnv, vars: Record<string, string>)
 }
 
 /** Polls /readyz; resolves with performance.now() of the first 200 and of the first answer at all. */
-export async function waitReady(op: OperatorHandle, opts: { intervalMs?: number; timeoutMs?: number } = {}): Promise<{ readyAt: number; listeningAt: number }> {
+export async function waitReady(
+  op: OperatorHandle,
+  opts: { intervalMs?: number; timeoutMs?: number } = {},
+): Promise<{ readyAt: number; listeningAt: number }> {
   const deadline = now() + (opts.timeoutMs ?? 120_000);
   let listeningAt = 0;
   for (;;) {

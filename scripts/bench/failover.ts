@@ -76,12 +76,19 @@ async function measure(env: BenchEnv, s: LeaseSettings, runs: number): Promise<S
       waiter = undefined;
     }
   };
-  const leases = await watch<LeaseObj>(env, LEASES, ns, { onAdd: onLease, onUpdate: (_, l, at) => onLease(l, at) }, { fieldSelector: `metadata.name=${LEASE_NAME}` });
+  const leases = await watch<LeaseObj>(
+    env,
+    LEASES,
+    ns,
+    { onAdd: onLease, onUpdate: (_, l, at) => onLease(l, at) },
+    { fieldSelector: `metadata.name=${LEASE_NAME}` },
+  );
   const waitHolder = async (what: string, pred: (h: string | undefined) => boolean, timeoutMs: number): Promise<number> => {
     if (pred(holder)) return holderSince;
     const p = new Promise<number>((resolve) => (waiter = { pred, resolve }));
     const at = await Promise.race([p, sleep(timeoutMs).then(() => undefined)]);
-    if (at === undefined) throw new Error(`failover (${s.label}): ${what} did not happen within ${secs(timeoutMs, 0)} (holder ${holder ?? 'none'})`);
+    if (at === undefined)
+      throw new Error(`failover (${s.label}): ${what} did not happen within ${secs(timeoutMs, 0)} (holder ${holder ?? 'none'})`);
     return at;
   };
 
@@ -113,7 +120,8 @@ async function measure(env: BenchEnv, s: LeaseSettings, runs: number): Promise<S
         await sleep(Math.max(2000, 2 * s.retry * 1000));
         const leader = replicas.find((r) => r.id === holder);
         const standby = replicas.find((r) => r.id !== holder);
-        if (!leader || !standby) throw new Error(`failover (${s.label}): holder ${holder} is not one of ${replicas.map((r) => r.id).join(', ')}`);
+        if (!leader || !standby)
+          throw new Error(`failover (${s.label}): holder ${holder} is not one of ${replicas.map((r) => r.id).join(', ')}`);
         let releasedAt: number | undefined;
         const t0 = now();
         leader.op.proc.kill(kind === 'graceful' ? 'SIGTERM' : 'SIGKILL');
@@ -122,7 +130,9 @@ async function measure(env: BenchEnv, s: LeaseSettings, runs: number): Promise<S
         const dt = at - t0;
         result[kind].push(dt);
         if (releasedAt !== undefined) result.released.push(releasedAt - t0);
-        log(`  failover ${s.label} ${kind} ${i + 1}/${runs}: ${secs(dt)}${releasedAt !== undefined ? ` (released after ${secs(releasedAt - t0)})` : ''}`);
+        log(
+          `  failover ${s.label} ${kind} ${i + 1}/${runs}: ${secs(dt)}${releasedAt !== undefined ? ` (released after ${secs(releasedAt - t0)})` : ''}`,
+        );
         const code = await leader.op.exited;
         if (kind === 'graceful' && code !== 0) log(`  note: the old leader exited with ${code}`);
         replicas.splice(replicas.indexOf(leader), 1);
@@ -161,7 +171,8 @@ export async function failover(env: BenchEnv, opts: FailoverOptions): Promise<Se
       `bounded by leaseDuration + retryPeriod = ${r.s.duration + r.s.retry} s after the last renewal (>= ${r.s.duration - r.s.retry} s after the kill)`,
     ],
   ]);
-  for (const r of results) log(`failover ${r.s.label}: graceful ${secs(median(r.graceful))}, crash ${secs(median(r.crash))} (lease ${r.s.duration} s)`);
+  for (const r of results)
+    log(`failover ${r.s.label}: graceful ${secs(median(r.graceful))}, crash ${secs(median(r.crash))} (lease ${r.s.duration} s)`);
   return [
     {
       id: 'failover',

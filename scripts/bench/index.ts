@@ -71,7 +71,9 @@ function parse(argv: string[]): Options | undefined {
     if (!Number.isInteger(n) || n < 1) throw new Error(`${what} must be a positive integer, got ${JSON.stringify(v)}`);
     return n;
   };
-  for (const p of positionals) if (!(BENCHMARKS as readonly string[]).includes(p)) throw new Error(`unknown benchmark ${JSON.stringify(p)}; choose from ${BENCHMARKS.join(', ')}`);
+  for (const p of positionals)
+    if (!(BENCHMARKS as readonly string[]).includes(p))
+      throw new Error(`unknown benchmark ${JSON.stringify(p)}; choose from ${BENCHMARKS.join(', ')}`);
   return {
     benchmarks: positionals.length ? BENCHMARKS.filter((b) => positionals.includes(b)) : [...BENCHMARKS],
     sizes: values.n?.split(',').map((s) => positiveInt('--n', s.trim())),
@@ -88,7 +90,12 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
   switch (b) {
     case 'throughput': {
       const { throughput } = await import('./throughput.js');
-      return throughput(env, { sizes: o.sizes ?? [1000, 5000], rounds: o.runs ?? 2, workers: o.workers ?? [4, 16], createConcurrency: o.concurrency });
+      return throughput(env, {
+        sizes: o.sizes ?? [1000, 5000],
+        rounds: o.runs ?? 2,
+        workers: o.workers ?? [4, 16],
+        createConcurrency: o.concurrency,
+      });
     }
     case 'restart': {
       const { restart } = await import('./restart.js');

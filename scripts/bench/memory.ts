@@ -99,7 +99,8 @@ export async function memory(env: BenchEnv, opts: MemoryOptions): Promise<Sectio
   const load = loadLine();
   const { n } = opts;
   // Always a bundle: tsx's loader alone would add ~90 MB.
-  const menv = env.operator.kind === 'source' ? { ...env, operator: await temporaryBundle('the memory benchmark runs a bundle, never tsx') } : env;
+  const menv =
+    env.operator.kind === 'source' ? { ...env, operator: await temporaryBundle('the memory benchmark runs a bundle, never tsx') } : env;
   const ns = await createNamespace(env, 'bench-memory');
   const vars = { WATCH_NAMESPACES: ns, NAMESPACE: ns, NUM_WORKERS: String(opts.workers) };
   let op: OperatorHandle | undefined;
@@ -120,7 +121,9 @@ export async function memory(env: BenchEnv, opts: MemoryOptions): Promise<Sectio
     await createEchos(env, ns, n, opts.createConcurrency, (e) => queue.push(e)).finally(() => queue.close());
     await writing;
     const createdMs = now() - t0;
-    log(`memory: ${n} Echos + ${n} Jobs + ${n} status patches in ${secs(createdMs)} (${Math.round((3 * n) / (createdMs / 1000))} writes/s)`);
+    log(
+      `memory: ${n} Echos + ${n} Jobs + ${n} status patches in ${secs(createdMs)} (${Math.round((3 * n) / (createdMs / 1000))} writes/s)`,
+    );
     await tracker.done;
     if (!(await settle(op, n, 600_000))) log('memory: warning: the operator did not settle within 10 minutes');
     const trickle = now() - Math.max(...tracker.watched.map((w) => w.lastEventAt())) < 5000;
@@ -148,7 +151,8 @@ export async function memory(env: BenchEnv, opts: MemoryOptions): Promise<Sectio
     await tracker.stop();
 
     const objects = 2 * n;
-    const perObject = (r: Reading): string => (r.vmRss !== undefined && idle.vmRss !== undefined ? `${Math.round((r.vmRss - idle.vmRss) / objects)} B` : 'n/a');
+    const perObject = (r: Reading): string =>
+      r.vmRss !== undefined && idle.vmRss !== undefined ? `${Math.round((r.vmRss - idle.vmRss) / objects)} B` : 'n/a';
     const perObjectHeap = (r: Reading): string => `${Math.round((r.heapUsed - idle.heapUsed) / objects)} B`;
     const worst = Math.max(loaded.vmRss ?? 0, restarted.vmRss ?? 0);
     const worstMb = `${(worst / 1e6).toFixed(1)} MB`;
@@ -161,7 +165,15 @@ export async function memory(env: BenchEnv, opts: MemoryOptions): Promise<Sectio
 ${provenance(menv, m, '', load)}
 
 ${table(
-  ['operator', 'VmRSS', 'process_resident_memory_bytes', 'V8 heap used', 'V8 heap total (young generation)', 'RSS per cached object', 'heap per cached object'],
+  [
+    'operator',
+    'VmRSS',
+    'process_resident_memory_bytes',
+    'V8 heap used',
+    'V8 heap total (young generation)',
+    'RSS per cached object',
+    'heap per cached object',
+  ],
   [
     ['idle (empty caches)', ...fmt(idle), '', ''],
     [`${n} Echos + ${n} Jobs, after reconciling them`, ...fmt(loaded), perObject(loaded), perObjectHeap(loaded)],

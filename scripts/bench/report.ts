@@ -89,7 +89,10 @@ export function updateDoc(path: string, sections: Section[], order: readonly str
     if (insertAt < 0) {
       // Before the first section of a benchmark that comes later in `order`.
       const later = order.slice(order.indexOf(bench) + 1);
-      const next = order.indexOf(bench) < 0 ? undefined : [...doc.matchAll(/<!-- bench:([a-z]+)(:[^ ]*)? begin -->/g)].find((m) => later.includes(m[1]!));
+      const next =
+        order.indexOf(bench) < 0
+          ? undefined
+          : [...doc.matchAll(/<!-- bench:([a-z]+)(:[^ ]*)? begin -->/g)].find((m) => later.includes(m[1]!));
       if (next) {
         doc = `${doc.slice(0, next.index)}${block}\n\n${doc.slice(next.index)}`;
         continue;

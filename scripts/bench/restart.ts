@@ -57,7 +57,9 @@ export async function restart(env: BenchEnv, opts: RestartOptions): Promise<Sect
     const firstCounts = await firstWrites.stop();
     const firstStop = now();
     const code = await first.stop('SIGTERM');
-    log(`  first run: all Jobs and statuses after ${secs(firstDoneMs)}; quiet; stopped (exit ${code}) in ${secs(now() - firstStop)}; writes ${formatWrites(firstCounts.audit ?? firstCounts.apiserver)}`);
+    log(
+      `  first run: all Jobs and statuses after ${secs(firstDoneMs)}; quiet; stopped (exit ${code}) in ${secs(now() - firstStop)}; writes ${formatWrites(firstCounts.audit ?? firstCounts.apiserver)}`,
+    );
     await sleep(2000);
 
     const eventsBefore = tracker.watched.reduce((a, w) => a + w.events(), 0);
@@ -101,7 +103,10 @@ ${table(
     ['**API writes, audit log** (exact)', `**${formatWrites(counts.audit)}**`],
     ['API writes, apiserver_request_total (cluster-wide upper bound)', formatWrites(counts.apiserver)],
     ['changes to the Echos and Jobs seen by a watch', String(watchChanges)],
-    ['for comparison, first run writes', formatWrites(firstCounts.audit ?? firstCounts.apiserver) + (firstCounts.audit ? '' : ' (cluster-wide)')],
+    [
+      'for comparison, first run writes',
+      formatWrites(firstCounts.audit ?? firstCounts.apiserver) + (firstCounts.audit ? '' : ' (cluster-wide)'),
+    ],
   ],
 )}
 

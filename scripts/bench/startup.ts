@@ -69,7 +69,9 @@ export async function startup(env: BenchEnv, opts: StartupOptions): Promise<Sect
         listening.push(r.listeningAt - op.spawnedAt);
         ready.push(r.readyAt - op.spawnedAt);
         firstJob.push(jobSeen.get(name)! - op.spawnedAt);
-        log(`  startup ${i + 1}/${opts.runs}: listening ${secs(listening.at(-1)!)}, ready ${secs(ready.at(-1)!)}, first Job ${secs(firstJob.at(-1)!)}`);
+        log(
+          `  startup ${i + 1}/${opts.runs}: listening ${secs(listening.at(-1)!)}, ready ${secs(ready.at(-1)!)}, first Job ${secs(firstJob.at(-1)!)}`,
+        );
       } finally {
         await op.stop('SIGTERM');
       }
@@ -98,7 +100,7 @@ ${table(
     row('operator `--help` (load the code, parse settings, exit)', help),
     row('operator: health port answers', listening),
     row('operator: /readyz 200 (caches synced)', ready),
-    row('operator: the waiting Echo\'s Job seen by a watch (first reconcile)', firstJob),
+    row("operator: the waiting Echo's Job seen by a watch (first reconcile)", firstJob),
   ],
 )}`,
     },

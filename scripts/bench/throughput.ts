@@ -126,11 +126,24 @@ export async function runVariant(env: BenchEnv, variant: Variant, n: number, opt
     const { toJob, toStatus } = tracker.latencies();
     if (op) await op.stop();
     await tracker.stop();
-    const result: Result = { variant, totalMs: doneAt - t0, createMs, writesMs, cpu: cpuReport, toJob, toStatus, metrics, writes: writeCounts, deleteMs: 0 };
+    const result: Result = {
+      variant,
+      totalMs: doneAt - t0,
+      createMs,
+      writesMs,
+      cpu: cpuReport,
+      toJob,
+      toStatus,
+      metrics,
+      writes: writeCounts,
+      deleteMs: 0,
+    };
     log(
       `  ${variant.padEnd(10)} N=${n}: done in ${secs(result.totalMs)} (creation ${secs(createMs)}${writesMs !== undefined ? `, writes ${secs(writesMs)}` : ''}); CPU: ${formatCpu(cpuReport)}`,
     );
-    log(`    writes in the window (${writeCounts.audit ? 'audit log, all clients, this namespace' : 'apiserver metrics, cluster-wide'}): ${formatWrites(writeCounts.audit ?? writeCounts.apiserver)}`);
+    log(
+      `    writes in the window (${writeCounts.audit ? 'audit log, all clients, this namespace' : 'apiserver metrics, cluster-wide'}): ${formatWrites(writeCounts.audit ?? writeCounts.apiserver)}`,
+    );
     if (op) log(`    operator: ${opProfile(result).join('; ')}`);
     result.deleteMs = await deleteNamespace(env, ns);
     return result;

@@ -27,7 +27,13 @@ export function echoBody(name: string): Echo {
  * Creates echo-00000 .. echo-(n-1) with `concurrency` requests in flight; onCreated gets each
  * created Echo (with its uid) as soon as its POST answered. Resolves with the elapsed ms.
  */
-export async function createEchos(env: BenchEnv, ns: string, n: number, concurrency: number, onCreated?: (echo: Echo) => void): Promise<number> {
+export async function createEchos(
+  env: BenchEnv,
+  ns: string,
+  n: number,
+  concurrency: number,
+  onCreated?: (echo: Echo) => void,
+): Promise<number> {
   const started = now();
   const indexes = Array.from({ length: n }, (_, i) => i);
   await pool(indexes, concurrency, async (i) => {
@@ -107,16 +113,16 @@ export class EchoTracker {
     const watches: Watched<KubeObject>[] = [];
     const tracker = new EchoTracker(n, watches);
     watches.push(
-      await watch<Echo & KubeObject>(env, ECHOS, ns, {
+      (await watch<Echo & KubeObject>(env, ECHOS, ns, {
         onAdd: (e, at) => tracker.onEcho(e, at),
         onUpdate: (_, e, at) => tracker.onEcho(e, at),
-      }) as unknown as Watched<KubeObject>,
+      })) as unknown as Watched<KubeObject>,
     );
     watches.push(
-      await watch<V1Job & KubeObject>(env, JOBS, ns, {
+      (await watch<V1Job & KubeObject>(env, JOBS, ns, {
         onAdd: (j, at) => tracker.onJob(j, at),
         onUpdate: (_, j, at) => tracker.onJob(j, at),
-      }) as unknown as Watched<KubeObject>,
+      })) as unknown as Watched<KubeObject>,
     );
     return tracker;
   }

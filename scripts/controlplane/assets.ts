@@ -10,7 +10,18 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync, openSync, closeSync, readdirSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  readFileSync,
+  openSync,
+  closeSync,
+  readdirSync,
+  statSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,7 +104,11 @@ function contentHash(dir: string): string {
     for (const name of readdirSync(d).sort()) {
       const path = join(d, name);
       if (statSync(path).isDirectory()) walk(path);
-      else hash.update(`${path.slice(dir.length)}\0`).update(readFileSync(path)).update('\0');
+      else
+        hash
+          .update(`${path.slice(dir.length)}\0`)
+          .update(readFileSync(path))
+          .update('\0');
     }
   };
   walk(dir);

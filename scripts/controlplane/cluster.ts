@@ -400,5 +400,7 @@ export async function restartApiserver(state: ControlPlaneState, opts: { log?: (
   state.pids.kubeApiserver = apiserver.pid;
   writeFileSync(statePath(state.dir), JSON.stringify(state, null, 2) + '\n');
   await waitFor('kube-apiserver', apiserver, state.ports.apiserver, () => httpOk(`${state.server}/readyz`, adminTls(state)), 120_000);
-  (opts.log ?? ((l: string) => console.error(l)))(`control plane: kube-apiserver restarted at ${state.server} in ${formatDuration(Date.now() - started)}`);
+  (opts.log ?? ((l: string) => console.error(l)))(
+    `control plane: kube-apiserver restarted at ${state.server} in ${formatDuration(Date.now() - started)}`,
+  );
 }

@@ -62,13 +62,7 @@ export function earlyExitError(name: string, proc: Launched, port: number): Erro
   );
 }
 
-export async function waitFor(
-  what: string,
-  proc: Launched,
-  port: number,
-  probe: () => Promise<boolean>,
-  timeoutMs: number,
-): Promise<void> {
+export async function waitFor(what: string, proc: Launched, port: number, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (proc.exited()) throw earlyExitError(what, proc, port);
@@ -122,7 +116,6 @@ export function isZombie(pid: number): boolean {
     return false;
   }
 }
-
 
 /** GET a JSON document with the given TLS client identity; undefined on any failure. */
 export function httpJson<T>(url: string, tls: { ca?: string; cert?: string; key?: string } = {}): Promise<T | undefined> {

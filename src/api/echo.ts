@@ -1,10 +1,5 @@
 import { API_VERSION } from './group.js';
-import {
-  customResourceSchema,
-  messageSchema,
-  type Condition,
-  type ObjectMeta,
-} from './schema.js';
+import { customResourceSchema, messageSchema, type Condition, type ObjectMeta } from './schema.js';
 import type { KindDefinition } from './crd.js';
 
 /** An Echo prints its message once, as a Job in its own namespace. */

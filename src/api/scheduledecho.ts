@@ -1,10 +1,5 @@
 import { API_VERSION } from './group.js';
-import {
-  customResourceSchema,
-  messageSchema,
-  type Condition,
-  type ObjectMeta,
-} from './schema.js';
+import { customResourceSchema, messageSchema, type Condition, type ObjectMeta } from './schema.js';
 import type { KindDefinition } from './crd.js';
 
 /** A ScheduledEcho prints its message on a cron schedule, as a CronJob in its own namespace. */
@@ -45,18 +40,18 @@ const schema = customResourceSchema({
     required: ['message', 'schedule'],
     properties: {
       message: messageSchema,
-    schedule: {
-      type: 'string',
-      description: 'A cron schedule, e.g. "*/1 * * * *" or "@hourly" (times in the controller-manager\'s time zone).',
-      maxLength: 128,
-      'x-kubernetes-validations': [
-        {
-          rule: `self.matches('${SCHEDULE_PATTERN.replaceAll('\\', '\\\\')}')`,
-          message:
-            'must be a cron schedule of five fields (minute hour day-of-month month day-of-week), e.g. "*/5 * * * *", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly',
-        },
-      ],
-    },
+      schedule: {
+        type: 'string',
+        description: 'A cron schedule, e.g. "*/1 * * * *" or "@hourly" (times in the controller-manager\'s time zone).',
+        maxLength: 128,
+        'x-kubernetes-validations': [
+          {
+            rule: `self.matches('${SCHEDULE_PATTERN.replaceAll('\\', '\\\\')}')`,
+            message:
+              'must be a cron schedule of five fields (minute hour day-of-month month day-of-week), e.g. "*/5 * * * *", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly',
+          },
+        ],
+      },
     },
   },
   statusDescription: 'The last observed state of the schedule.',

@@ -143,8 +143,9 @@ function buildCommand(writeOut: (text: string) => void): { program: Command; opt
     const spec = SETTINGS[key] as SettingSpec<unknown>;
     const isBoolean = spec.parser === boolean;
     // A boolean flag takes an optional value, so `--ha-enabled` alone means true.
-    const option = new Option(`${spec.flag} ${isBoolean ? `[${spec.valueName}]` : `<${spec.valueName}>`}`, spec.description)
-      .argParser((raw: string) => parseValue(spec, raw));
+    const option = new Option(`${spec.flag} ${isBoolean ? `[${spec.valueName}]` : `<${spec.valueName}>`}`, spec.description).argParser(
+      (raw: string) => parseValue(spec, raw),
+    );
     options.set(key, option);
     specOf.set(option, spec);
     program.addOption(option);

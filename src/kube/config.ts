@@ -19,7 +19,9 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
   const kc = new KubeConfig();
   if (path) {
     if (!fileExists(path)) {
-      throw new KubeConfigError(`KUBECONFIG points at ${path}, which does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file, or leave it empty to run in-cluster`);
+      throw new KubeConfigError(
+        `KUBECONFIG points at ${path}, which does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file, or leave it empty to run in-cluster`,
+      );
     }
     try {
       kc.loadFromFile(path);
@@ -33,7 +35,9 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
     // forever against nothing; say what is missing instead.
     const home = join(homedir(), '.kube', 'config');
     if (!fileExists(home)) {
-      throw new KubeConfigError(`no Kubernetes cluster configured: KUBECONFIG is empty, this is not a pod, and ${home} does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file`);
+      throw new KubeConfigError(
+        `no Kubernetes cluster configured: KUBECONFIG is empty, this is not a pod, and ${home} does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file`,
+      );
     }
     kc.loadFromFile(home);
   }

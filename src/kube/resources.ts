@@ -32,4 +32,10 @@ export const EVENTS: ResourceType = { group: '', version: 'v1', resource: 'event
 export const LEASES: ResourceType = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', kind: 'Lease', namespaced: true };
 
 export const ECHOS: ResourceType = { group: GROUP, version: VERSION, resource: 'echos', kind: 'Echo', namespaced: true };
-export const SCHEDULED_ECHOS: ResourceType = { group: GROUP, version: VERSION, resource: 'scheduledechos', kind: 'ScheduledEcho', namespaced: true };
+export const SCHEDULED_ECHOS: ResourceType = {
+  group: GROUP,
+  version: VERSION,
+  resource: 'scheduledechos',
+  kind: 'ScheduledEcho',
+  namespaced: true,
+};

@@ -140,13 +140,19 @@ export class RestClient {
     const deadline = new AbortController();
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     // Capped as every timer is (see runtime/clock.ts): a longer one would fire after 1 ms.
-    const timer = setTimeout(() => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')), Math.min(timeoutMs, MAX_TIMER_MS));
+    const timer = setTimeout(
+      () => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')),
+      Math.min(timeoutMs, MAX_TIMER_MS),
+    );
     const onCallerAbort = (): void => deadline.abort(opts.signal!.reason);
     if (opts.signal?.aborted) onCallerAbort();
     else opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
       for (let retries = 0; ; retries++) {
-        const { status, text, retryAfter } = await this.counted(method, this.send(method, path, opts, deadline.signal, this.agent, readText));
+        const { status, text, retryAfter } = await this.counted(
+          method,
+          this.send(method, path, opts, deadline.signal, this.agent, readText),
+        );
         if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
         const err = toApiError(method, path, status, text);
         const waitMs = retries < MAX_RETRIES ? retryAfterMs(status, retryAfter, err.retryAfterSeconds) : undefined;
@@ -168,27 +174,30 @@ export class RestClient {
    * the server ends the stream; rejects on transport errors; aborting the signal ends it quietly.
    */
   async stream(path: string, query: Query, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
-    const { status, text } = await this.counted('GET', this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
-      if ((res.statusCode ?? 0) >= 300) return readText(res);
-      let pending = '';
-      res.setEncoding('utf8');
-      try {
-        for await (const chunk of res) {
-          pending += chunk as string;
-          let nl: number;
-          while ((nl = pending.indexOf('\n')) >= 0) {
-            const line = pending.slice(0, nl);
-            pending = pending.slice(nl + 1);
-            if (line.trim()) onLine(line);
+    const { status, text } = await this.counted(
+      'GET',
+      this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
+        if ((res.statusCode ?? 0) >= 300) return readText(res);
+        let pending = '';
+        res.setEncoding('utf8');
+        try {
+          for await (const chunk of res) {
+            pending += chunk as string;
+            let nl: number;
+            while ((nl = pending.indexOf('\n')) >= 0) {
+              const line = pending.slice(0, nl);
+              pending = pending.slice(nl + 1);
+              if (line.trim()) onLine(line);
+            }
           }
+        } catch (err) {
+          if (signal.aborted) return '';
+          throw err;
         }
-      } catch (err) {
-        if (signal.aborted) return '';
-        throw err;
-      }
-      if (pending.trim()) onLine(pending);
-      return '';
-    }));
+        if (pending.trim()) onLine(pending);
+        return '';
+      }),
+    );
     if (status >= 300) throw toApiError('GET', path, status, text);
   }
 
@@ -268,7 +277,10 @@ export class RestClient {
     };
     return await new Promise((resolve, reject) => {
       const req = (isHttps ? httpsRequest : httpRequest)(target, reqOptions, (res) => {
-        read(res).then((text) => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] }), (err) => reject(transportError(method, path, err, signal)));
+        read(res).then(
+          (text) => resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] }),
+          (err) => reject(transportError(method, path, err, signal)),
+        );
       });
       // client-go's dialer: TCP keep-alive probes after 30 s idle, so a watch whose peer vanished
       // (a NAT or load balancer dropped the flow) ends in an error instead of waiting forever.
@@ -282,7 +294,8 @@ export class RestClient {
 
 function transportError(method: string, path: string, err: unknown, signal: AbortSignal): ApiError {
   const reason = signal.reason as { name?: string; message?: string } | undefined;
-  const why = signal.aborted && reason?.name === 'TimeoutError' ? (reason.message ?? 'timed out') : (err as Error)?.message ?? String(err);
+  const why =
+    signal.aborted && reason?.name === 'TimeoutError' ? (reason.message ?? 'timed out') : ((err as Error)?.message ?? String(err));
   return new ApiError(0, 'TransportError', `${method} ${path}: ${why}`, undefined, { cause: err });
 }
 

@@ -16,7 +16,11 @@ export const MAX_RETRIES = 10;
 export const MAX_WAIT_MS = 60_000;
 
 /** How long to wait before retrying, or undefined when this answer is not to be retried. */
-export function retryAfterMs(status: number, retryAfterHeader: string | string[] | undefined, bodyRetryAfterSeconds?: number): number | undefined {
+export function retryAfterMs(
+  status: number,
+  retryAfterHeader: string | string[] | undefined,
+  bodyRetryAfterSeconds?: number,
+): number | undefined {
   if (status !== 429 && status < 500) return undefined;
   const header = Array.isArray(retryAfterHeader) ? retryAfterHeader[0] : retryAfterHeader;
   // client-go reads Retry-After as an integer number of seconds (no HTTP dates).

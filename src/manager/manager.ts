@@ -103,7 +103,14 @@ export class Manager {
       informer: { ...informer, resyncPeriodMs: undefined, transform: jobForCache },
       metrics,
     });
-    this.cronJobs = new InformerSet({ rest: deps.rest, type: CRONJOBS, namespaces, labelSelector: MANAGED_SELECTOR, informer: { ...informer, resyncPeriodMs: undefined }, metrics });
+    this.cronJobs = new InformerSet({
+      rest: deps.rest,
+      type: CRONJOBS,
+      namespaces,
+      labelSelector: MANAGED_SELECTOR,
+      informer: { ...informer, resyncPeriodMs: undefined },
+      metrics,
+    });
 
     const common = {
       workers: config.workers,
@@ -121,7 +128,13 @@ export class Manager {
       .watchOwned(this.jobs, { group: 'mmontes.io', kind: 'Echo' });
     const scheduledEcho = new Controller(
       { ...common, name: 'scheduledecho' },
-      new ScheduledEchoReconciler({ scheduledEchos: readYourWrites(this.scheduledEchos), cronJobs: this.cronJobs, api: deps.rest, events, jobImage: config.jobImage }),
+      new ScheduledEchoReconciler({
+        scheduledEchos: readYourWrites(this.scheduledEchos),
+        cronJobs: this.cronJobs,
+        api: deps.rest,
+        events,
+        jobImage: config.jobImage,
+      }),
     )
       .watchPrimary(this.scheduledEchos)
       .watchOwned(this.cronJobs, { group: 'mmontes.io', kind: 'ScheduledEcho' });
@@ -131,7 +144,15 @@ export class Manager {
     if (le) {
       const lock = new KubeLeaseLock(restLeaseApi(deps.rest), config.namespace, le.leaseName);
       this.elector = new LeaderElector(
-        { leaseName: le.leaseName, namespace: config.namespace, identity: le.identity, leaseDurationMs: le.leaseDurationMs, renewDeadlineMs: le.renewDeadlineMs, retryPeriodMs: le.retryPeriodMs, releaseOnCancel: true },
+        {
+          leaseName: le.leaseName,
+          namespace: config.namespace,
+          identity: le.identity,
+          leaseDurationMs: le.leaseDurationMs,
+          renewDeadlineMs: le.renewDeadlineMs,
+          retryPeriodMs: le.retryPeriodMs,
+          releaseOnCancel: true,
+        },
         lock,
         { clock: this.clock, logger: this.log, metrics: deps.leaderMetrics },
       );
@@ -173,12 +194,14 @@ export class Manager {
     // An informer's run() rejects only on a bug (its own errors are retried forever): stop
     // everything in order, with the lease released, rather than die of an unhandled rejection.
     const failed = new AbortController();
-    const informerRuns = this.informerSets.flatMap((s) => s.run(informersStop.signal)).map((run) =>
-      run.catch((err: unknown) => {
-        this.log.error('an informer failed; stopping', { error: err instanceof Error ? err.message : String(err) });
-        failed.abort(err);
-      }),
-    );
+    const informerRuns = this.informerSets
+      .flatMap((s) => s.run(informersStop.signal))
+      .map((run) =>
+        run.catch((err: unknown) => {
+          this.log.error('an informer failed; stopping', { error: err instanceof Error ? err.message : String(err) });
+          failed.abort(err);
+        }),
+      );
     const stop = AbortSignal.any([signal, failed.signal]);
     try {
       await this.runUntil(stop);
@@ -191,7 +214,12 @@ export class Manager {
 
   private async runUntil(signal: AbortSignal): Promise<void> {
     await this.waitForSync(signal);
-    this.log.info('caches synced', { echos: this.echos.size, scheduledEchos: this.scheduledEchos.size, jobs: this.jobs.size, cronJobs: this.cronJobs.size });
+    this.log.info('caches synced', {
+      echos: this.echos.size,
+      scheduledEchos: this.scheduledEchos.size,
+      jobs: this.jobs.size,
+      cronJobs: this.cronJobs.size,
+    });
     if (!this.elector) {
       await this.runControllers(signal, signal, this.config.shutdownTimeoutMs);
       return;
@@ -234,7 +262,11 @@ export class Manager {
   private async runControllers(leading: AbortSignal, stop: AbortSignal, drainMs: number, abort?: AbortSignal): Promise<void> {
     const workers = new AbortController();
     const onLeadingEnd = (): void => {
-      workers.abort(stop.aborted ? leading.reason : new ImmediateStop(`leadership ended: ${String((leading.reason as Error)?.message ?? leading.reason)}`));
+      workers.abort(
+        stop.aborted
+          ? leading.reason
+          : new ImmediateStop(`leadership ended: ${String((leading.reason as Error)?.message ?? leading.reason)}`),
+      );
     };
     if (leading.aborted) onLeadingEnd();
     else leading.addEventListener('abort', onLeadingEnd, { once: true });

@@ -15,7 +15,8 @@ export function explainPreflightError(err: unknown, server: string): string {
   if (isNotFound(err)) {
     return `the CustomResourceDefinitions echos.${GROUP} and scheduledechos.${GROUP} are not installed in ${server}: install them with \`kubectl apply --server-side -f crds/\` (or apply the manifests from \`npm run synth\`)`;
   }
-  if (isUnauthorized(err)) return `the API server at ${server} rejected our credentials (401): check KUBECONFIG or the ServiceAccount token`;
+  if (isUnauthorized(err))
+    return `the API server at ${server} rejected our credentials (401): check KUBECONFIG or the ServiceAccount token`;
   if (isForbidden(err)) return `not allowed to read the ${GROUP} API at ${server} (403): ${describeError(err)}`;
   return `cannot reach the API server at ${server}: ${describeError(err)}`;
 }
@@ -25,7 +26,10 @@ export async function waitForApi(rest: RestClient, log: Logger, clock: Clock, si
   let lastProblem = '';
   for (;;) {
     try {
-      const list = await rest.request<{ resources?: { name: string }[] }>('GET', `/apis/${GROUP}/${VERSION}`, { signal, timeoutMs: 10_000 });
+      const list = await rest.request<{ resources?: { name: string }[] }>('GET', `/apis/${GROUP}/${VERSION}`, {
+        signal,
+        timeoutMs: 10_000,
+      });
       const served = new Set((list.resources ?? []).map((r) => r.name));
       const missing = REQUIRED.filter((r) => !served.has(r));
       if (missing.length === 0) {

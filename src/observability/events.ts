@@ -23,7 +23,14 @@ import { realClock } from '../runtime/clock.js';
 import { ApiError, describeError, isAlreadyExists, isNotFound, isTransient } from '../kube/errors.js';
 import { EVENTS, resourcePath } from '../kube/resources.js';
 import type { RestClient } from '../kube/rest.js';
-import { COMBINED_PREFIX, LruMap, SimilarEventAggregator, SpamFilter, type AggregatorOptions, type SpamFilterOptions } from './eventcorrelation.js';
+import {
+  COMBINED_PREFIX,
+  LruMap,
+  SimilarEventAggregator,
+  SpamFilter,
+  type AggregatorOptions,
+  type SpamFilterOptions,
+} from './eventcorrelation.js';
 import type { Logger } from './logger.js';
 import { nopLogger } from './logger.js';
 
@@ -328,7 +335,12 @@ export class KubeEventRecorder implements EventRecorder {
       try {
         if (previous) {
           const count = previous.count + item.count;
-          await this.sink.patch(previous.namespace, previous.name, { count, lastTimestamp: item.lastTimestamp, message: item.message }, signal);
+          await this.sink.patch(
+            previous.namespace,
+            previous.name,
+            { count, lastTimestamp: item.lastTimestamp, message: item.message },
+            signal,
+          );
           this.written.set(item.key, { name: previous.name, namespace: previous.namespace, count, lastAt: item.lastAt });
           this.counters.patched++;
         } else {

@@ -114,7 +114,8 @@ export class HealthServer {
   }
 
   private add(list: Named[], name: string, check: HealthCheck): void {
-    if (!CHECK_NAME.test(name)) throw new Error(`health check name ${JSON.stringify(name)} must be lower case letters, digits, "-", "_" or "."`);
+    if (!CHECK_NAME.test(name))
+      throw new Error(`health check name ${JSON.stringify(name)} must be lower case letters, digits, "-", "_" or "."`);
     if ([...this.liveness, ...this.readiness].some((c) => c.name === name)) throw new Error(`health check ${name} is already registered`);
     list.push({ name, check });
   }

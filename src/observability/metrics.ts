@@ -20,8 +20,8 @@ import { VERSION } from '../version.js';
 
 /** controller-runtime's reconcile_time_seconds buckets: fine below 1 s, up to a minute. */
 export const RECONCILE_TIME_BUCKETS = [
-  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0,
-  2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5,
+  4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
 ] as const;
 
 /** controller-runtime's workqueue duration buckets: prometheus.ExponentialBuckets(10e-9, 10, 12). */
@@ -113,7 +113,12 @@ function workQueueMetrics(registry: Registry): WorkQueueMetricsProvider {
     buckets: [...WORKQUEUE_DURATION_BUCKETS],
     registers,
   });
-  const retries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames, registers });
+  const retries = new Counter({
+    name: 'workqueue_retries_total',
+    help: 'Total number of retries handled by workqueue',
+    labelNames,
+    registers,
+  });
   // The two in-flight gauges read the queues' probes when scraped (see workqueue/metrics.ts).
   new Gauge({
     name: 'workqueue_unfinished_work_seconds',
@@ -228,9 +233,24 @@ function leaderElectionMetrics(registry: Registry): (name: string) => LeaderElec
 function informerMetrics(registry: Registry): (name: string) => InformerMetrics {
   const registers = [registry];
   const labelNames = ['informer'] as const;
-  const lists = new Counter({ name: 'informer_list_requests_total', help: 'LIST requests (pages) sent by an informer', labelNames, registers });
-  const listErrors = new Counter({ name: 'informer_list_errors_total', help: 'Lists that failed and will be retried after backoff', labelNames, registers });
-  const relists = new Counter({ name: 'informer_relists_total', help: 'Lists after the first successful one (a watch expired: 410 Gone)', labelNames, registers });
+  const lists = new Counter({
+    name: 'informer_list_requests_total',
+    help: 'LIST requests (pages) sent by an informer',
+    labelNames,
+    registers,
+  });
+  const listErrors = new Counter({
+    name: 'informer_list_errors_total',
+    help: 'Lists that failed and will be retried after backoff',
+    labelNames,
+    registers,
+  });
+  const relists = new Counter({
+    name: 'informer_relists_total',
+    help: 'Lists after the first successful one (a watch expired: 410 Gone)',
+    labelNames,
+    registers,
+  });
   const watches = new Counter({ name: 'informer_watches_total', help: 'WATCH requests opened by an informer', labelNames, registers });
   const watchErrors = new Counter({
     name: 'informer_watch_errors_total',

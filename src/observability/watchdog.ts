@@ -72,7 +72,8 @@ export class EventLoopWatchdog {
     const now = this.now();
     // Timers overdue right now: the loop runs I/O callbacks (this probe) but not timers.
     const overdue = now - this.lastTick - this.intervalMs;
-    if (overdue >= this.stallThresholdMs) return `timers have not run for ${seconds(overdue)} (threshold ${seconds(this.stallThresholdMs)})`;
+    if (overdue >= this.stallThresholdMs)
+      return `timers have not run for ${seconds(overdue)} (threshold ${seconds(this.stallThresholdMs)})`;
     const stall = this.last;
     if (stall && now - stall.at < this.windowMs) {
       return `event loop stalled for ${seconds(stall.durationMs)}, ${seconds(now - stall.at)} ago (threshold ${seconds(this.stallThresholdMs)}, remembered for ${seconds(this.windowMs)})`;

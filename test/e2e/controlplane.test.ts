@@ -30,11 +30,9 @@ test('a ServiceAccount without any RBAC grant gets 403', (t) => {
   kubectlOk(['create', 'serviceaccount', 'nobody'], { namespace: ns });
   const token = kubectlOk(['create', 'token', 'nobody', '--duration=10m'], { namespace: ns }).trim();
   // A kubeconfig holding only the token: the admin client certificate must not ride along.
-  const raw = spawnSync(
-    'kubectl',
-    ['--kubeconfig', tokenKubeconfig(token), 'get', '--raw', `/api/v1/namespaces/${ns}/configmaps`],
-    { encoding: 'utf8' },
-  );
+  const raw = spawnSync('kubectl', ['--kubeconfig', tokenKubeconfig(token), 'get', '--raw', `/api/v1/namespaces/${ns}/configmaps`], {
+    encoding: 'utf8',
+  });
   assert.notEqual(raw.status, 0, 'the request must be refused');
   assert.match(raw.stderr, /forbidden|Forbidden/);
   assert.match(raw.stderr, new RegExp(`system:serviceaccount:${ns}:nobody`));
@@ -57,10 +55,14 @@ test('cluster exec tears down the control plane it started, on exit and on SIGTE
   for (const how of ['exit', 'SIGTERM'] as const) {
     // The child prints the PIDs it was given, then either exits or waits to be terminated.
     const script = `console.log('PIDS=' + process.env.ECHOPERATOR_CONTROL_PLANE_PIDS); ${how === 'exit' ? 'setTimeout(() => {}, 3000);' : 'setInterval(() => {}, 1000);'}`;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/cluster.ts', 'exec', '--private', '--', process.execPath, '-e', script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, KUBECONFIG: '', ECHOPERATOR_NODE: 'false' },
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/cluster.ts', 'exec', '--private', '--', process.execPath, '-e', script],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, KUBECONFIG: '', ECHOPERATOR_NODE: 'false' },
+      },
+    );
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));

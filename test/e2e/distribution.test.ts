@@ -81,7 +81,10 @@ test('every runtime prints the same --help, --version and errors, with the same 
     if (c.what === '--help') assert.match(expected.stdout, /^Usage: echoperator \[options\]/);
     if (c.what.startsWith('KUBECONFIG')) {
       assert.equal(expected.status, 2);
-      assert.equal(expected.stderr, `error: KUBECONFIG points at ${missing}, which does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file, or leave it empty to run in-cluster\n`);
+      assert.equal(
+        expected.stderr,
+        `error: KUBECONFIG points at ${missing}, which does not exist; set KUBECONFIG (or --kubeconfig) to a kubeconfig file, or leave it empty to run in-cluster\n`,
+      );
     }
     if (c.what === 'an invalid setting') assert.equal(expected.status, 2);
   }
@@ -93,7 +96,6 @@ test('Deno without read access to the kubeconfig fails with a clear message and 
   assert.equal(r.stdout, '');
   assert.match(r.stderr, /^error: cannot check \S+: Requires read access to "[^"]+", run again with the --allow-read flag\n$/);
 });
-
 
 function leaseHolder(ns: string): string | undefined {
   const r = kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns });

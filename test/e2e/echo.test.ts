@@ -9,7 +9,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { applyEcho, eventually, jobsOf, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
 
-
 function getEcho(ns: string, name: string): any {
   return kubectlJson(['get', 'echo', name], { namespace: ns });
 }
@@ -75,7 +74,15 @@ test('restarting the operator over reconciled objects writes nothing', async (t)
   await sleep(1000);
   assert.equal(await first.stop('SIGTERM'), 0);
   const snapshot = (): string =>
-    kubectl(['get', 'echos,jobs,cronjobs,events', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{"\\n"}{end}'], { namespace: ns }).stdout;
+    kubectl(
+      [
+        'get',
+        'echos,jobs,cronjobs,events',
+        '-o',
+        'jsonpath={range .items[*]}{.kind}/{.metadata.name}={.metadata.resourceVersion}{"\\n"}{end}',
+      ],
+      { namespace: ns },
+    ).stdout;
   const before = snapshot();
   const second = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns });
   await waitReady(second);

@@ -47,9 +47,11 @@ function problems(k: Kubectl, ns: string): string[] {
       continue;
     }
     const job = jobs[0];
-    if (messageOf(job) !== echo.spec.message) out.push(`${name}: Job prints ${JSON.stringify(messageOf(job))}, not ${JSON.stringify(echo.spec.message)}`);
+    if (messageOf(job) !== echo.spec.message)
+      out.push(`${name}: Job prints ${JSON.stringify(messageOf(job))}, not ${JSON.stringify(echo.spec.message)}`);
     if (echo.status?.jobName !== job.metadata.name) out.push(`${name}: status.jobName ${echo.status?.jobName} != ${job.metadata.name}`);
-    if (echo.status?.observedGeneration !== echo.metadata.generation) out.push(`${name}: observedGeneration ${echo.status?.observedGeneration} != ${echo.metadata.generation}`);
+    if (echo.status?.observedGeneration !== echo.metadata.generation)
+      out.push(`${name}: observedGeneration ${echo.status?.observedGeneration} != ${echo.metadata.generation}`);
   }
   return out;
 }
@@ -70,63 +72,87 @@ async function converged(k: Kubectl, ns: string, timeoutMs = 60_000): Promise<vo
 /** What the job controller writes when a Job's pod succeeded (as echo.test.ts does). */
 function completeJob(k: Kubectl, ns: string, job: string): void {
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const cond = (type: string) => ({ type, status: 'True', reason: 'CompletionsReached', message: 'Reached expected number of succeeded pods', lastProbeTime: now, lastTransitionTime: now });
+  const cond = (type: string) => ({
+    type,
+    status: 'True',
+    reason: 'CompletionsReached',
+    message: 'Reached expected number of succeeded pods',
+    lastProbeTime: now,
+    lastTransitionTime: now,
+  });
   const status = { completionTime: now, active: 0, ready: 0, succeeded: 1, conditions: [cond('SuccessCriteriaMet'), cond('Complete')] };
   k.ok(['patch', 'job', job, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })], { namespace: ns });
 }
 
 function jobOf(k: Kubectl, ns: string, echo: string): any {
-  const jobs = k.json(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items.filter((j: any) => !j.metadata.deletionTimestamp);
+  const jobs = k
+    .json(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns })
+    .items.filter((j: any) => !j.metadata.deletionTimestamp);
   assert.equal(jobs.length, 1, `${echo} has one Job`);
   return jobs[0];
 }
 
-test('kube-apiserver killed and restarted: the operator survives, reconnects, and reconciles what changed meanwhile', { timeout: 180_000 }, async (t) => {
-  const k = controlPlane().kubectl;
-  const ns = 'outage';
-  k.ok(['create', 'namespace', ns]);
-  const op = await startOperator(t, { KUBECONFIG: controlPlane().state.kubeconfig, NAMESPACE: ns, WATCH_NAMESPACES: ns });
-  await waitReady(op);
-  const before = Array.from({ length: 8 }, (_, i) => `a${i}`);
-  createEchos(k, ns, before, (n) => `before the outage: ${n}`);
-  await converged(k, ns);
-  const doomed = ['a3', 'a4'].map((n) => jobOf(k, ns, n).metadata.name);
+test(
+  'kube-apiserver killed and restarted: the operator survives, reconnects, and reconciles what changed meanwhile',
+  { timeout: 180_000 },
+  async (t) => {
+    const k = controlPlane().kubectl;
+    const ns = 'outage';
+    k.ok(['create', 'namespace', ns]);
+    const op = await startOperator(t, { KUBECONFIG: controlPlane().state.kubeconfig, NAMESPACE: ns, WATCH_NAMESPACES: ns });
+    await waitReady(op);
+    const before = Array.from({ length: 8 }, (_, i) => `a${i}`);
+    createEchos(k, ns, before, (n) => `before the outage: ${n}`);
+    await converged(k, ns);
+    const doomed = ['a3', 'a4'].map((n) => jobOf(k, ns, n).metadata.name);
 
-  await killApiserver(controlPlane().state, 'SIGKILL');
-  await sleep(6000);
-  assert.equal(op.proc.exitCode, null, 'the operator is still running during the outage');
-  const live = await fetch(`http://127.0.0.1:${op.healthPort}/healthz`);
-  assert.equal(live.status, 200, `alive during the outage: ${await live.text()}`);
+    await killApiserver(controlPlane().state, 'SIGKILL');
+    await sleep(6000);
+    assert.equal(op.proc.exitCode, null, 'the operator is still running during the outage');
+    const live = await fetch(`http://127.0.0.1:${op.healthPort}/healthz`);
+    assert.equal(live.status, 200, `alive during the outage: ${await live.text()}`);
 
-  await restartApiserver(controlPlane().state, { log: () => undefined });
-  const restartedAt = Date.now();
-  // At once, while the operator is still backing off: new Echos, new messages, deletions.
-  const afterOutage = Array.from({ length: 8 }, (_, i) => `b${i}`);
-  createEchos(k, ns, afterOutage, (n) => `after the outage: ${n}`);
-  for (const n of ['a0', 'a1', 'a2']) k.ok(['patch', 'echo', n, '--type=merge', '-p', JSON.stringify({ spec: { message: `edited after the outage: ${n}` } })], { namespace: ns });
-  k.ok(['delete', 'echo', 'a3', 'a4', '--wait=false'], { namespace: ns });
+    await restartApiserver(controlPlane().state, { log: () => undefined });
+    const restartedAt = Date.now();
+    // At once, while the operator is still backing off: new Echos, new messages, deletions.
+    const afterOutage = Array.from({ length: 8 }, (_, i) => `b${i}`);
+    createEchos(k, ns, afterOutage, (n) => `after the outage: ${n}`);
+    for (const n of ['a0', 'a1', 'a2'])
+      k.ok(['patch', 'echo', n, '--type=merge', '-p', JSON.stringify({ spec: { message: `edited after the outage: ${n}` } })], {
+        namespace: ns,
+      });
+    k.ok(['delete', 'echo', 'a3', 'a4', '--wait=false'], { namespace: ns });
 
-  await converged(k, ns, 90_000);
-  t.diagnostic(`converged ${Date.now() - restartedAt} ms after the restart`);
-  const names = k.json(['get', 'echos'], { namespace: ns }).items.map((e: any) => e.metadata.name).sort();
-  assert.deepEqual(names, [...before.filter((n) => n !== 'a3' && n !== 'a4'), ...afterOutage].sort());
-  for (const n of ['a0', 'a1', 'a2']) assert.equal(messageOf(jobOf(k, ns, n)), `edited after the outage: ${n}`);
-  const leftOfDeleted = k.json(['get', 'jobs', '-l', 'mmontes.io/echo in (a3,a4)'], { namespace: ns }).items.map((j: any) => j.metadata.name);
-  assert.ok(leftOfDeleted.every((j: string) => doomed.includes(j)), `no new Job for a deleted Echo: ${leftOfDeleted}`);
-  assert.equal(op.proc.exitCode, null, 'the operator never exited');
-  const logs = await logEntries(op);
-  assert.ok(
-    logs.some((e) => e.informer === `echos/${ns}` && /watch failed|list failed|410/.test(e.msg)),
-    'the echos informer noticed the outage',
-  );
-  const created = logs.filter((e) => e.msg === 'job created').map((e) => String(e.job));
-  assert.equal(created.length, new Set(created).size, 'no Job created twice');
-  assert.equal(created.length, before.length + afterOutage.length + 3, 'one create per Echo and message');
-  // No error loop after recovery: the reconciles that failed while the server was down are few.
-  const errors = (await metricValue(op, 'controller_runtime_reconcile_errors_total', { controller: 'echo' })) ?? NaN;
-  assert.ok(errors <= 20, `reconcile errors bounded (${errors})`);
-  assert.equal(await op.stop('SIGTERM'), 0, 'stops cleanly after the outage');
-});
+    await converged(k, ns, 90_000);
+    t.diagnostic(`converged ${Date.now() - restartedAt} ms after the restart`);
+    const names = k
+      .json(['get', 'echos'], { namespace: ns })
+      .items.map((e: any) => e.metadata.name)
+      .sort();
+    assert.deepEqual(names, [...before.filter((n) => n !== 'a3' && n !== 'a4'), ...afterOutage].sort());
+    for (const n of ['a0', 'a1', 'a2']) assert.equal(messageOf(jobOf(k, ns, n)), `edited after the outage: ${n}`);
+    const leftOfDeleted = k
+      .json(['get', 'jobs', '-l', 'mmontes.io/echo in (a3,a4)'], { namespace: ns })
+      .items.map((j: any) => j.metadata.name);
+    assert.ok(
+      leftOfDeleted.every((j: string) => doomed.includes(j)),
+      `no new Job for a deleted Echo: ${leftOfDeleted}`,
+    );
+    assert.equal(op.proc.exitCode, null, 'the operator never exited');
+    const logs = await logEntries(op);
+    assert.ok(
+      logs.some((e) => e.informer === `echos/${ns}` && /watch failed|list failed|410/.test(e.msg)),
+      'the echos informer noticed the outage',
+    );
+    const created = logs.filter((e) => e.msg === 'job created').map((e) => String(e.job));
+    assert.equal(created.length, new Set(created).size, 'no Job created twice');
+    assert.equal(created.length, before.length + afterOutage.length + 3, 'one create per Echo and message');
+    // No error loop after recovery: the reconciles that failed while the server was down are few.
+    const errors = (await metricValue(op, 'controller_runtime_reconcile_errors_total', { controller: 'echo' })) ?? NaN;
+    assert.ok(errors <= 20, `reconcile errors bounded (${errors})`);
+    assert.equal(await op.stop('SIGTERM'), 0, 'stops cleanly after the outage');
+  },
+);
 
 test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and duplicates nothing', { timeout: 180_000 }, async (t) => {
   // Technique: while the operator is frozen (SIGSTOP), the etcd revision moves past everything it
@@ -174,7 +200,10 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
   assert.equal(messageOf(jobOf(k, ns, 'c0')), 'c0, second message');
   assert.notEqual(jobOf(k, ns, 'c0').metadata.name, c0Job);
   assert.equal(jobOf(k, ns, 'c2').metadata.name, c2Job, 'the deleted Job of an unfinished run is made again');
-  await eventually('c3 Succeeded, learnt from the re-listed Job', () => k.json(['get', 'echo', 'c3'], { namespace: ns }).status?.phase === 'Succeeded');
+  await eventually(
+    'c3 Succeeded, learnt from the re-listed Job',
+    () => k.json(['get', 'echo', 'c3'], { namespace: ns }).status?.phase === 'Succeeded',
+  );
 
   // The re-list happened, for the reason intended, in both informers that had seen events.
   for (const informer of [`echos/${ns}`, `jobs/${ns}`]) {

@@ -47,7 +47,10 @@ async function echoGetsJob(ns: string): Promise<void> {
     500,
   );
   assert.equal(job.spec.template.spec.containers[0].command[2], 'Hola, 世界!');
-  await eventually('the Echo status to name it', () => k.json(['get', 'echo', 'hello'], { namespace: ns }).status?.jobName === job.metadata.name);
+  await eventually(
+    'the Echo status to name it',
+    () => k.json(['get', 'echo', 'hello'], { namespace: ns }).status?.jobName === job.metadata.name,
+  );
 }
 
 test('API server unreachable at start: a clear message, retries, then it works once the server is up', { timeout: 180_000 }, async (t) => {
@@ -58,7 +61,11 @@ test('API server unreachable at start: a clear message, retries, then it works o
   writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, pki);
   const op = await startOperator(t, { KUBECONFIG: kubeconfig, NAMESPACE: 'default' });
 
-  await eventually('the operator to say it cannot reach the API server', async () => (await errorsContaining(op, CANNOT_REACH)).length > 0, 60_000);
+  await eventually(
+    'the operator to say it cannot reach the API server',
+    async () => (await errorsContaining(op, CANNOT_REACH)).length > 0,
+    60_000,
+  );
   const [first] = await errorsContaining(op, CANNOT_REACH);
   assert.match(first!.msg, new RegExp(`cannot reach the API server at https://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED.*; retrying`));
   await sleep(3000);
@@ -81,23 +88,30 @@ test('API server unreachable at start: a clear message, retries, then it works o
   assert.equal(await op.stop('SIGTERM'), 0);
 });
 
-test('CRDs missing: a message naming how to install them, then it works without a restart once they are', { timeout: 180_000 }, async (t) => {
-  // The previous test's control plane, now without the CRDs (or a fresh one if that test failed early).
-  cp ??= await startPrivateControlPlane();
-  const k = cp.kubectl;
-  k.ok(['delete', 'crd', 'echos.mmontes.io', 'scheduledechos.mmontes.io', '--wait=true', '--ignore-not-found']);
-  const op = await startOperator(t, { KUBECONFIG: cp.state.kubeconfig, NAMESPACE: 'default' });
-  await eventually('the operator to say the CRDs are missing', async () => (await errorsContaining(op, INSTALL_HINT)).length > 0, 60_000);
-  const [said] = await errorsContaining(op, INSTALL_HINT);
-  assert.match(said!.msg, /the CustomResourceDefinitions echos\.mmontes\.io and scheduledechos\.mmontes\.io are not installed in https:\/\/127\.0\.0\.1:\d+: install them with `kubectl apply --server-side -f crds\/`/);
-  assert.equal((await errorsContaining(op, CANNOT_REACH)).length, 0, 'the server itself was reachable');
-  await sleep(3000);
-  assert.equal(op.proc.exitCode, null, 'it keeps running');
-  assert.equal(await readyz(op), 500, 'not ready without CRDs');
-  assert.equal((await errorsContaining(op, INSTALL_HINT)).length, 1, 'said once, not at every retry');
+test(
+  'CRDs missing: a message naming how to install them, then it works without a restart once they are',
+  { timeout: 180_000 },
+  async (t) => {
+    // The previous test's control plane, now without the CRDs (or a fresh one if that test failed early).
+    cp ??= await startPrivateControlPlane();
+    const k = cp.kubectl;
+    k.ok(['delete', 'crd', 'echos.mmontes.io', 'scheduledechos.mmontes.io', '--wait=true', '--ignore-not-found']);
+    const op = await startOperator(t, { KUBECONFIG: cp.state.kubeconfig, NAMESPACE: 'default' });
+    await eventually('the operator to say the CRDs are missing', async () => (await errorsContaining(op, INSTALL_HINT)).length > 0, 60_000);
+    const [said] = await errorsContaining(op, INSTALL_HINT);
+    assert.match(
+      said!.msg,
+      /the CustomResourceDefinitions echos\.mmontes\.io and scheduledechos\.mmontes\.io are not installed in https:\/\/127\.0\.0\.1:\d+: install them with `kubectl apply --server-side -f crds\/`/,
+    );
+    assert.equal((await errorsContaining(op, CANNOT_REACH)).length, 0, 'the server itself was reachable');
+    await sleep(3000);
+    assert.equal(op.proc.exitCode, null, 'it keeps running');
+    assert.equal(await readyz(op), 500, 'not ready without CRDs');
+    assert.equal((await errorsContaining(op, INSTALL_HINT)).length, 1, 'said once, not at every retry');
 
-  cp.installCrds();
-  await waitReady(op, 90_000);
-  await echoGetsJob('late-crds');
-  assert.equal(await op.stop('SIGTERM'), 0);
-});
+    cp.installCrds();
+    await waitReady(op, 90_000);
+    await echoGetsJob('late-crds');
+    assert.equal(await op.stop('SIGTERM'), 0);
+  },
+);

@@ -53,7 +53,10 @@ function applyEchos(ns: string, from: number, to: number): void {
   for (let i = from; i < to; i++) {
     docs.push(JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: `e${i}` }, spec: { message: `m${i}` } }));
   }
-  kubectlOk(['apply', '-f', '-'], { namespace: ns, input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d)) }) });
+  kubectlOk(['apply', '-f', '-'], {
+    namespace: ns,
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d)) }),
+  });
 }
 
 function assertOneJobPerEcho(ns: string, count: number): void {
@@ -61,7 +64,10 @@ function assertOneJobPerEcho(ns: string, count: number): void {
   const perEcho = new Map<string, number>();
   for (const j of jobs) perEcho.set(j.metadata.labels['mmontes.io/echo'], (perEcho.get(j.metadata.labels['mmontes.io/echo']) ?? 0) + 1);
   assert.equal(perEcho.size, count);
-  assert.ok([...perEcho.values()].every((n) => n === 1), 'no Echo has two Jobs');
+  assert.ok(
+    [...perEcho.values()].every((n) => n === 1),
+    'no Echo has two Jobs',
+  );
 }
 
 test('three replicas: one leader, crash and graceful takeovers, never two reconciling', { timeout: 180_000 }, async (t) => {
@@ -78,15 +84,24 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
   applyEchos(ns, 0, 10);
   await eventually('10 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 10);
   const leaders = [...ops.entries()].filter(([, op]) => logLines(op).some((l) => l.msg === 'started leading; starting workers'));
-  assert.deepEqual(leaders.map(([id]) => id), [first], 'exactly the holder runs workers');
+  assert.deepEqual(
+    leaders.map(([id]) => id),
+    [first],
+    'exactly the holder runs workers',
+  );
 
   // Crash: SIGKILL the leader; a standby takes over within leaseDuration + retryPeriod.
   const killedAt = Date.now();
   await ops.get(first)!.stop('SIGKILL');
-  const second = await eventually('a new leader', () => {
-    const h = holder(ns);
-    return h && h !== first && h;
-  }, 30_000, 50);
+  const second = await eventually(
+    'a new leader',
+    () => {
+      const h = holder(ns);
+      return h && h !== first && h;
+    },
+    30_000,
+    50,
+  );
   const crashTakeoverMs = Date.now() - killedAt;
   t.diagnostic(`crash takeover: ${crashTakeoverMs} ms (lease ${LEASE.duration} s, retry ${LEASE.retry} s)`);
   // Polling adds up to 50 ms, and process scheduling on a loaded CI machine some more.
@@ -100,10 +115,15 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
   const stoppedAt = Date.now();
   const exitCode = await ops.get(second)!.stop('SIGTERM');
   assert.equal(exitCode, 0, 'a graceful stop exits 0');
-  const third = await eventually('the next leader', () => {
-    const h = holder(ns);
-    return h && h !== second && h !== first && h;
-  }, 30_000, 50);
+  const third = await eventually(
+    'the next leader',
+    () => {
+      const h = holder(ns);
+      return h && h !== second && h !== first && h;
+    },
+    30_000,
+    50,
+  );
   const handoverMs = Date.now() - stoppedAt;
   t.diagnostic(`graceful handover: ${handoverMs} ms`);
   assert.ok(handoverMs < LEASE.duration * 1000, `graceful handover took ${handoverMs} ms, not less than the lease duration`);
@@ -113,7 +133,10 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
   await eventually('30 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 30);
   await sleep(500);
   assertOneJobPerEcho(ns, 30);
-  periods.set(third, await eventually('the third term in the log', () => workPeriods(ops.get(third)!).length > 0 && workPeriods(ops.get(third)!)));
+  periods.set(
+    third,
+    await eventually('the third term in the log', () => workPeriods(ops.get(third)!).length > 0 && workPeriods(ops.get(third)!)),
+  );
 
   const all = [...periods.entries()].flatMap(([id, ps]) => ps.map(([s, e]) => ({ id, s, e })));
   for (const a of all) {

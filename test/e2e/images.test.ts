@@ -29,7 +29,10 @@ test('the same image spec gives the same digest; a changed file gives another', 
 
   const file = join(dir, 'motd');
   writeFileSync(file, 'one');
-  const withFile = (s: ImageSpec): ImageSpec => ({ ...s, entries: [...s.entries, { path: 'etc/motd', type: 'file', source: file, mode: 0o644, uid: 0, gid: 0 }] });
+  const withFile = (s: ImageSpec): ImageSpec => ({
+    ...s,
+    entries: [...s.entries, { path: 'etc/motd', type: 'file', source: file, mode: 0o644, uid: 0, gid: 0 }],
+  });
   const one = write(mkimage, withFile(spec), join(dir, 'c.tar'));
   writeFileSync(file, 'two');
   const two = write(mkimage, withFile(spec), join(dir, 'd.tar'));

@@ -6,7 +6,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RestClient, loadKubeConfig, resourcePath, type ResourceType } from '../../src/kube/index.js';
 import type { KubeObject } from '../../src/runtime/cache/index.js';
-import { Informer, LAST_APPLIED_ANNOTATION, kubeListerWatcher, nopInformerMetrics, type InformerMetrics } from '../../src/runtime/informer/index.js';
+import {
+  Informer,
+  LAST_APPLIED_ANNOTATION,
+  kubeListerWatcher,
+  nopInformerMetrics,
+  type InformerMetrics,
+} from '../../src/runtime/informer/index.js';
 import { eventually, testNamespace } from '../support/kube.js';
 
 const CONFIGMAPS: ResourceType = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true };
@@ -88,7 +94,11 @@ test('an informer lists 120 ConfigMaps in pages of 50, then sees an update and a
   });
   await rest.request('DELETE', `${path}/cm-100`);
 
-  await eventually('the update and the delete to arrive', () => events.includes('update cm-007 cm-007->changed') && events.includes('delete cm-100'), 20_000);
+  await eventually(
+    'the update and the delete to arrive',
+    () => events.includes('update cm-007 cm-007->changed') && events.includes('delete cm-100'),
+    20_000,
+  );
   assert.equal(cached.get(`${ns}/cm-007`)?.data?.n, 'changed');
   assert.equal(cached.get(`${ns}/cm-007`)?.metadata?.managedFields, undefined, 'watched objects are trimmed too');
   assert.equal(cached.get(`${ns}/cm-100`), undefined);

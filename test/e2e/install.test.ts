@@ -7,7 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { applyManifests, applySynthesizedCrds, diffManifests, installEchoperator, writeManifests, type Install } from '../support/install.js';
+import {
+  applyManifests,
+  applySynthesizedCrds,
+  diffManifests,
+  installEchoperator,
+  writeManifests,
+  type Install,
+} from '../support/install.js';
 import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 
 /** What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs. */
@@ -26,7 +33,10 @@ const LEASE_CAN_I = ['leases.coordination.k8s.io|echoperator|get list update wat
 /** One line of `kubectl auth can-i --list` as resource|resourceNames|sorted verbs ('' resource for URLs). */
 function canIList(user: string, namespace: string): string[] {
   const out = kubectlOk(['auth', 'can-i', '--list', `--as=${user}`, '-n', namespace]);
-  const rows = out.split('\n').slice(1).filter((l) => l.trim() !== '');
+  const rows = out
+    .split('\n')
+    .slice(1)
+    .filter((l) => l.trim() !== '');
   return rows.map((line) => {
     const m = /^(\S*)\s+\[(.*?)\]\s+\[(.*?)\]\s+\[(.*?)\]\s*$/.exec(line);
     assert.ok(m, `unexpected can-i line: ${line}`);
@@ -114,9 +124,15 @@ test('HA with watchNamespaces: Roles only in the watched namespaces, Lease right
   assertNoSecrets(install, [...watched, unwatched, install.namespace]);
 
   // Through the ServiceAccount's own token: the named lease can be created and renewed, no other.
-  const asOperator = (args: string[], input?: string) => kubectl(['--kubeconfig', install.kubeconfig, '-n', install.namespace, ...args], { input });
+  const asOperator = (args: string[], input?: string) =>
+    kubectl(['--kubeconfig', install.kubeconfig, '-n', install.namespace, ...args], { input });
   const lease = (name: string) =>
-    JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name }, spec: { holderIdentity: 'test', leaseDurationSeconds: 15 } });
+    JSON.stringify({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name },
+      spec: { holderIdentity: 'test', leaseDurationSeconds: 15 },
+    });
   const created = asOperator(['create', '-f', '-'], lease('echoperator'));
   assert.equal(created.code, 0, created.stderr);
   assert.equal(asOperator(['get', 'lease', 'echoperator', '-o', 'name']).code, 0);
@@ -134,12 +150,16 @@ test('HA with watchNamespaces: Roles only in the watched namespaces, Lease right
 
 /** Events with reason FailedCreate about ReplicaSets in the namespace. */
 function failedCreates(ns: string): string[] {
-  const events = kubectlJson(['get', 'events', '--field-selector', 'reason=FailedCreate,involvedObject.kind=ReplicaSet'], { namespace: ns });
+  const events = kubectlJson(['get', 'events', '--field-selector', 'reason=FailedCreate,involvedObject.kind=ReplicaSet'], {
+    namespace: ns,
+  });
   return events.items.map((e: any) => `${e.involvedObject.name}: ${e.message}`);
 }
 
 async function podsOf(ns: string, selector: Record<string, string>, count: number): Promise<any[]> {
-  const sel = Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(',');
+  const sel = Object.entries(selector)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
   return eventually(
     `${count} pods matching ${sel} in ${ns}`,
     () => {
@@ -150,51 +170,62 @@ async function podsOf(ns: string, selector: Record<string, string>, count: numbe
   );
 }
 
-test('the ReplicaSet controller creates the HA Deployment\'s Pods in a restricted namespace; a weakened copy is refused', { timeout: 120_000 }, async (t: TestContext) => {
-  const install = installEchoperator(t, { ha: { enabled: true } });
-  assertNoDiff(install);
-  const ns = install.namespace;
-  assert.equal(kubectlJson(['get', 'namespace', ns]).metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
-  const deployment = install.objects.find((o) => o.kind === 'Deployment')!;
-  const pods = await podsOf(ns, deployment.spec.selector.matchLabels, 3);
-  for (const pod of pods) {
-    assert.equal(pod.spec.serviceAccountName, install.serviceAccount);
-    assert.equal(pod.spec.securityContext.runAsNonRoot, true);
-    assert.equal(pod.spec.containers[0].securityContext.readOnlyRootFilesystem, true);
-    assert.equal(pod.metadata.annotations['echoperator.mmontes.io/config-checksum'], install.echoperator.settingsChecksum);
-  }
-  assert.deepEqual(failedCreates(ns), []);
-  const pdb = kubectlJson(['get', 'pdb', install.echoperator.config.name], { namespace: ns });
-  assert.equal(pdb.spec.maxUnavailable, 1);
+test(
+  "the ReplicaSet controller creates the HA Deployment's Pods in a restricted namespace; a weakened copy is refused",
+  { timeout: 120_000 },
+  async (t: TestContext) => {
+    const install = installEchoperator(t, { ha: { enabled: true } });
+    assertNoDiff(install);
+    const ns = install.namespace;
+    assert.equal(kubectlJson(['get', 'namespace', ns]).metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
+    const deployment = install.objects.find((o) => o.kind === 'Deployment')!;
+    const pods = await podsOf(ns, deployment.spec.selector.matchLabels, 3);
+    for (const pod of pods) {
+      assert.equal(pod.spec.serviceAccountName, install.serviceAccount);
+      assert.equal(pod.spec.securityContext.runAsNonRoot, true);
+      assert.equal(pod.spec.containers[0].securityContext.readOnlyRootFilesystem, true);
+      assert.equal(pod.metadata.annotations['echoperator.mmontes.io/config-checksum'], install.echoperator.settingsChecksum);
+    }
+    assert.deepEqual(failedCreates(ns), []);
+    const pdb = kubectlJson(['get', 'pdb', install.echoperator.config.name], { namespace: ns });
+    assert.equal(pdb.spec.maxUnavailable, 1);
 
-  // The HA toggle converges both ways under server-side apply (strategy Recreate <-> RollingUpdate).
-  for (const enabled of [false, true]) {
-    const file = writeManifests(t, { namespace: ns, ha: { enabled } });
-    applyManifests(file);
-    const diff = diffManifests(file);
-    assert.equal(diff.code, 0, `HA ${enabled}: ${diff.stdout}${diff.stderr}`);
-    const spec = kubectlJson(['get', 'deployment', deployment.metadata.name], { namespace: ns }).spec;
-    assert.equal(spec.replicas, enabled ? 3 : 1);
-    assert.equal(spec.strategy.type, enabled ? 'RollingUpdate' : 'Recreate');
-  }
+    // The HA toggle converges both ways under server-side apply (strategy Recreate <-> RollingUpdate).
+    for (const enabled of [false, true]) {
+      const file = writeManifests(t, { namespace: ns, ha: { enabled } });
+      applyManifests(file);
+      const diff = diffManifests(file);
+      assert.equal(diff.code, 0, `HA ${enabled}: ${diff.stdout}${diff.stderr}`);
+      const spec = kubectlJson(['get', 'deployment', deployment.metadata.name], { namespace: ns }).spec;
+      assert.equal(spec.replicas, enabled ? 3 : 1);
+      assert.equal(spec.strategy.type, enabled ? 'RollingUpdate' : 'Recreate');
+    }
 
-  // Control: the same pod without its capability drop violates the profile, and the same check sees it.
-  const weakened = structuredClone(deployment);
-  const selector = { ...deployment.spec.selector.matchLabels, 'app.kubernetes.io/instance': 'weakened' };
-  weakened.metadata = { name: 'weakened', namespace: ns };
-  weakened.spec.replicas = 1;
-  weakened.spec.selector.matchLabels = selector;
-  weakened.spec.template.metadata.labels = selector;
-  delete weakened.spec.template.spec.topologySpreadConstraints;
-  delete weakened.spec.template.spec.containers[0].securityContext.capabilities;
-  kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(weakened) });
-  const refused = await eventually('a FailedCreate event for the weakened ReplicaSet', () => {
-    const failed = failedCreates(ns);
-    return failed.length > 0 ? failed : undefined;
-  }, 60_000);
-  assert.match(refused.join('\n'), /violates PodSecurity "restricted/);
-  assert.ok(refused.every((e) => e.startsWith('weakened-')), refused.join('\n'));
-});
+    // Control: the same pod without its capability drop violates the profile, and the same check sees it.
+    const weakened = structuredClone(deployment);
+    const selector = { ...deployment.spec.selector.matchLabels, 'app.kubernetes.io/instance': 'weakened' };
+    weakened.metadata = { name: 'weakened', namespace: ns };
+    weakened.spec.replicas = 1;
+    weakened.spec.selector.matchLabels = selector;
+    weakened.spec.template.metadata.labels = selector;
+    delete weakened.spec.template.spec.topologySpreadConstraints;
+    delete weakened.spec.template.spec.containers[0].securityContext.capabilities;
+    kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(weakened) });
+    const refused = await eventually(
+      'a FailedCreate event for the weakened ReplicaSet',
+      () => {
+        const failed = failedCreates(ns);
+        return failed.length > 0 ? failed : undefined;
+      },
+      60_000,
+    );
+    assert.match(refused.join('\n'), /violates PodSecurity "restricted/);
+    assert.ok(
+      refused.every((e) => e.startsWith('weakened-')),
+      refused.join('\n'),
+    );
+  },
+);
 
 test('the CRDs reject bad resources with messages naming the field, and accept good ones', (t) => {
   applySynthesizedCrds(t);
@@ -207,16 +238,46 @@ test('the CRDs reject bad resources with messages naming the field, and accept g
 
   const rejected: [string, 'Echo' | 'ScheduledEcho', unknown, RegExp][] = [
     ['missing message', 'Echo', {}, /spec\.message: Required value/],
-    ['message of the wrong type', 'Echo', { message: 42 }, /spec\.message: Invalid value: "integer": spec\.message in body must be of type string/],
+    [
+      'message of the wrong type',
+      'Echo',
+      { message: 42 },
+      /spec\.message: Invalid value: "integer": spec\.message in body must be of type string/,
+    ],
     ['oversize message', 'Echo', { message: 'x'.repeat(4097) }, /spec\.message: Too long: may not be more than 4096/],
     ['empty message', 'Echo', { message: '' }, /spec\.message: Invalid value: "": spec\.message in body should be at least 1 chars long/],
     ['scheduled: missing message', 'ScheduledEcho', { schedule: '*/1 * * * *' }, /spec\.message: Required value/],
-    ['scheduled: message of the wrong type', 'ScheduledEcho', { message: ['hi'], schedule: '*/1 * * * *' }, /spec\.message: Invalid value: "array": spec\.message in body must be of type string/],
-    ['scheduled: oversize message', 'ScheduledEcho', { message: 'x'.repeat(4097), schedule: '@hourly' }, /spec\.message: Too long: may not be more than 4096/],
+    [
+      'scheduled: message of the wrong type',
+      'ScheduledEcho',
+      { message: ['hi'], schedule: '*/1 * * * *' },
+      /spec\.message: Invalid value: "array": spec\.message in body must be of type string/,
+    ],
+    [
+      'scheduled: oversize message',
+      'ScheduledEcho',
+      { message: 'x'.repeat(4097), schedule: '@hourly' },
+      /spec\.message: Too long: may not be more than 4096/,
+    ],
     ['missing schedule', 'ScheduledEcho', { message: 'hi' }, /spec\.schedule: Required value/],
-    ['invalid schedule', 'ScheduledEcho', { message: 'hi', schedule: 'every minute' }, /spec\.schedule: Invalid value: "string": must be a cron schedule of five fields/],
-    ['four-field schedule', 'ScheduledEcho', { message: 'hi', schedule: '* * * *' }, /spec\.schedule: Invalid value: "string": must be a cron schedule/],
-    ['schedule of the wrong type', 'ScheduledEcho', { message: 'hi', schedule: 5 }, /spec\.schedule: Invalid value: "integer": spec\.schedule in body must be of type string/],
+    [
+      'invalid schedule',
+      'ScheduledEcho',
+      { message: 'hi', schedule: 'every minute' },
+      /spec\.schedule: Invalid value: "string": must be a cron schedule of five fields/,
+    ],
+    [
+      'four-field schedule',
+      'ScheduledEcho',
+      { message: 'hi', schedule: '* * * *' },
+      /spec\.schedule: Invalid value: "string": must be a cron schedule/,
+    ],
+    [
+      'schedule of the wrong type',
+      'ScheduledEcho',
+      { message: 'hi', schedule: 5 },
+      /spec\.schedule: Invalid value: "integer": spec\.schedule in body must be of type string/,
+    ],
   ];
   for (const [what, kind, spec, message] of rejected) {
     const r = create(kind, 'bad', spec);

@@ -35,23 +35,34 @@ function synth(ha: boolean): string {
 function versions(k: Kubectl): Record<string, string> {
   const list = k.json(['get', 'deployment,configmap,serviceaccount,service,role,rolebinding,poddisruptionbudget', '-n', NS]);
   const cluster = k.json(['get', 'clusterrole,clusterrolebinding,crd', '-l', 'app.kubernetes.io/name=echoperator']);
-  return Object.fromEntries([...list.items, ...cluster.items].map((o: any) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]));
+  return Object.fromEntries(
+    [...list.items, ...cluster.items].map((o: any) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]),
+  );
 }
 
 function readyOperatorPods(k: Kubectl): any[] {
   const pods = k.json(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=echoperator']).items as any[];
-  return pods.filter((p) => !p.metadata.deletionTimestamp && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
+  return pods.filter(
+    (p) => !p.metadata.deletionTimestamp && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'),
+  );
 }
 
 function echo(k: Kubectl, ns: string, name: string, message: string): void {
-  k.ok(['apply', '-f', '-'], { namespace: ns, input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message } }) });
+  k.ok(['apply', '-f', '-'], {
+    namespace: ns,
+    input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message } }),
+  });
 }
 
 async function printedBy(k: Kubectl, ns: string, name: string): Promise<string> {
-  const e = await eventually(`Echo ${ns}/${name} Succeeded`, () => {
-    const got = k.json(['get', 'echo', name], { namespace: ns });
-    return got.status?.phase === 'Succeeded' && got;
-  }, 90_000);
+  const e = await eventually(
+    `Echo ${ns}/${name} Succeeded`,
+    () => {
+      const got = k.json(['get', 'echo', name], { namespace: ns });
+      return got.status?.phase === 'Succeeded' && got;
+    },
+    90_000,
+  );
   return k.ok(['logs', `job/${e.status.jobName}`], { namespace: ns });
 }
 
@@ -65,84 +76,115 @@ function evict(k: Kubectl, pod: string): { code: number; stderr: string } {
   return k.run(['create', '--raw', `/api/v1/namespaces/${NS}/pods/${pod}/eviction`, '-f', '-'], { input: body });
 }
 
-test('npm run synth + kubectl apply --server-side runs the operator as a pod, HA off and on; stopping the cluster leaves nothing of the node', { timeout: 600_000 }, async (t) => {
-  const cp = await startPrivateControlPlane({ node: true });
-  t.after(() => cp.stop());
-  const k = cp.kubectl;
-  await loadOperatorImage(cp.state);
-  const folders: string[] = [];
-  t.after(() => folders.forEach((f) => rmSync(f, { recursive: true, force: true })));
+test(
+  'npm run synth + kubectl apply --server-side runs the operator as a pod, HA off and on; stopping the cluster leaves nothing of the node',
+  { timeout: 600_000 },
+  async (t) => {
+    const cp = await startPrivateControlPlane({ node: true });
+    t.after(() => cp.stop());
+    const k = cp.kubectl;
+    await loadOperatorImage(cp.state);
+    const folders: string[] = [];
+    t.after(() => folders.forEach((f) => rmSync(f, { recursive: true, force: true })));
 
-  // HA off: one pod, Ready through the kubelet's probes on /readyz.
-  const plain = synth(false);
-  folders.push(plain);
-  k.ok(['apply', '--server-side', '-f', `${plain}/`]);
-  k.ok(['rollout', 'status', 'deployment/echoperator', '-n', NS, '--timeout=120s']);
-  assert.equal(k.json(['get', 'namespace', NS]).metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
-  const [pod] = await eventually('the operator pod Ready', () => readyOperatorPods(k).length === 1 && readyOperatorPods(k));
-  assert.equal(pod.spec.containers[0].readinessProbe.httpGet.path, '/readyz');
-  assert.ok(pod.spec.volumes.some((v: any) => v.projected?.sources?.some((s: any) => s.serviceAccountToken)), 'a projected ServiceAccount token');
-  // Inside the container (kubectl exec through the kubelet): user 65532, and nothing writable at /.
-  const inside = k.run(['exec', '-n', NS, pod.metadata.name, '--', 'node', '-e', "console.log(process.getuid(), process.getgid()); try { require('fs').writeFileSync('/probe', 'x') } catch (e) { console.log(e.code) }"]);
-  assert.equal(inside.code, 0, inside.stderr);
-  assert.equal(inside.stdout.trim(), '65532 65532\nEROFS');
+    // HA off: one pod, Ready through the kubelet's probes on /readyz.
+    const plain = synth(false);
+    folders.push(plain);
+    k.ok(['apply', '--server-side', '-f', `${plain}/`]);
+    k.ok(['rollout', 'status', 'deployment/echoperator', '-n', NS, '--timeout=120s']);
+    assert.equal(k.json(['get', 'namespace', NS]).metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
+    const [pod] = await eventually('the operator pod Ready', () => readyOperatorPods(k).length === 1 && readyOperatorPods(k));
+    assert.equal(pod.spec.containers[0].readinessProbe.httpGet.path, '/readyz');
+    assert.ok(
+      pod.spec.volumes.some((v: any) => v.projected?.sources?.some((s: any) => s.serviceAccountToken)),
+      'a projected ServiceAccount token',
+    );
+    // Inside the container (kubectl exec through the kubelet): user 65532, and nothing writable at /.
+    const inside = k.run([
+      'exec',
+      '-n',
+      NS,
+      pod.metadata.name,
+      '--',
+      'node',
+      '-e',
+      "console.log(process.getuid(), process.getgid()); try { require('fs').writeFileSync('/probe', 'x') } catch (e) { console.log(e.code) }",
+    ]);
+    assert.equal(inside.code, 0, inside.stderr);
+    assert.equal(inside.stdout.trim(), '65532 65532\nEROFS');
 
-  // It reconciles Echos in other namespaces, as its ServiceAccount, to pods that print.
-  k.ok(['create', 'namespace', 'team-a']);
-  k.ok(['label', 'namespace', 'team-a', 'pod-security.kubernetes.io/enforce=restricted']);
-  echo(k, 'team-a', 'hello', 'Hola, 世界!');
-  assert.equal(await printedBy(k, 'team-a', 'hello'), 'Hola, 世界!\n');
-  const audit = readFileSync(join(cp.state.dir, 'logs', 'audit.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-  const jobCreate = audit.find((e) => e.verb === 'create' && e.objectRef?.resource === 'jobs' && e.objectRef?.namespace === 'team-a');
-  assert.equal(jobCreate?.user?.username, `system:serviceaccount:${NS}:echoperator`);
+    // It reconciles Echos in other namespaces, as its ServiceAccount, to pods that print.
+    k.ok(['create', 'namespace', 'team-a']);
+    k.ok(['label', 'namespace', 'team-a', 'pod-security.kubernetes.io/enforce=restricted']);
+    echo(k, 'team-a', 'hello', 'Hola, 世界!');
+    assert.equal(await printedBy(k, 'team-a', 'hello'), 'Hola, 世界!\n');
+    const audit = readFileSync(join(cp.state.dir, 'logs', 'audit.log'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    const jobCreate = audit.find((e) => e.verb === 'create' && e.objectRef?.resource === 'jobs' && e.objectRef?.namespace === 'team-a');
+    assert.equal(jobCreate?.user?.username, `system:serviceaccount:${NS}:echoperator`);
 
-  // Re-applying the same manifests changes nothing.
-  const before = versions(k);
-  k.ok(['apply', '--server-side', '-f', `${plain}/`]);
-  assert.deepEqual(versions(k), before);
+    // Re-applying the same manifests changes nothing.
+    const before = versions(k);
+    k.ok(['apply', '--server-side', '-f', `${plain}/`]);
+    assert.deepEqual(versions(k), before);
 
-  // HA on: three Ready replicas, one leader.
-  const ha = synth(true);
-  folders.push(ha);
-  k.ok(['apply', '--server-side', '-f', `${ha}/`]);
-  k.ok(['rollout', 'status', 'deployment/echoperator', '-n', NS, '--timeout=180s']);
-  const replicas = await eventually('3 Ready replicas', () => readyOperatorPods(k).length === 3 && readyOperatorPods(k), 120_000);
-  const names = replicas.map((p) => p.metadata.name);
-  const leader = await eventually('a leader among them', () => {
-    const h = leaseHolder(k);
-    return h && names.includes(h) && h;
-  }, 60_000);
-  const before2 = versions(k);
-  k.ok(['apply', '--server-side', '-f', `${ha}/`]);
-  assert.deepEqual(versions(k), before2, 'HA re-apply changes nothing');
+    // HA on: three Ready replicas, one leader.
+    const ha = synth(true);
+    folders.push(ha);
+    k.ok(['apply', '--server-side', '-f', `${ha}/`]);
+    k.ok(['rollout', 'status', 'deployment/echoperator', '-n', NS, '--timeout=180s']);
+    const replicas = await eventually('3 Ready replicas', () => readyOperatorPods(k).length === 3 && readyOperatorPods(k), 120_000);
+    const names = replicas.map((p) => p.metadata.name);
+    const leader = await eventually(
+      'a leader among them',
+      () => {
+        const h = leaseHolder(k);
+        return h && names.includes(h) && h;
+      },
+      60_000,
+    );
+    const before2 = versions(k);
+    k.ok(['apply', '--server-side', '-f', `${ha}/`]);
+    assert.deepEqual(versions(k), before2, 'HA re-apply changes nothing');
 
-  // Deleting the leader's pod (SIGTERM: it releases the Lease) hands over to a standby.
-  const lease = k.json(['get', 'lease', 'echoperator', '-n', NS]).spec;
-  const bound = (lease.leaseDurationSeconds + 2) * 1000; // lease duration + retry period: even a crash is taken over by then
-  const deleted = Date.now();
-  k.ok(['delete', 'pod', leader, '-n', NS, '--wait=false']);
-  const successor = await eventually('another replica to lead', () => {
-    const h = leaseHolder(k);
-    return h && h !== leader && h;
-  }, bound + 10_000);
-  const handover = Date.now() - deleted;
-  t.diagnostic(`handover after deleting the leader's pod: ${handover} ms (bound ${bound} ms)`);
-  assert.ok(handover <= bound, `handover took ${handover} ms`);
-  assert.ok(names.includes(successor), 'a warm standby took over');
-  echo(k, 'team-a', 'after-handover', 'still here');
-  assert.equal(await printedBy(k, 'team-a', 'after-handover'), 'still here\n');
+    // Deleting the leader's pod (SIGTERM: it releases the Lease) hands over to a standby.
+    const lease = k.json(['get', 'lease', 'echoperator', '-n', NS]).spec;
+    const bound = (lease.leaseDurationSeconds + 2) * 1000; // lease duration + retry period: even a crash is taken over by then
+    const deleted = Date.now();
+    k.ok(['delete', 'pod', leader, '-n', NS, '--wait=false']);
+    const successor = await eventually(
+      'another replica to lead',
+      () => {
+        const h = leaseHolder(k);
+        return h && h !== leader && h;
+      },
+      bound + 10_000,
+    );
+    const handover = Date.now() - deleted;
+    t.diagnostic(`handover after deleting the leader's pod: ${handover} ms (bound ${bound} ms)`);
+    assert.ok(handover <= bound, `handover took ${handover} ms`);
+    assert.ok(names.includes(successor), 'a warm standby took over');
+    echo(k, 'team-a', 'after-handover', 'still here');
+    assert.equal(await printedBy(k, 'team-a', 'after-handover'), 'still here\n');
 
-  // The PodDisruptionBudget (maxUnavailable 1): one eviction is allowed, a second right after is refused.
-  await eventually('3 Ready replicas again', () => readyOperatorPods(k).length === 3, 120_000);
-  await eventually('the budget to allow one disruption', () => k.json(['get', 'pdb', 'echoperator', '-n', NS]).status?.disruptionsAllowed === 1, 60_000);
-  const [first, second] = readyOperatorPods(k).map((p) => p.metadata.name);
-  const allowed = evict(k, first!);
-  assert.equal(allowed.code, 0, allowed.stderr);
-  const refused = evict(k, second!);
-  assert.notEqual(refused.code, 0);
-  assert.match(refused.stderr, /disruption budget/i);
+    // The PodDisruptionBudget (maxUnavailable 1): one eviction is allowed, a second right after is refused.
+    await eventually('3 Ready replicas again', () => readyOperatorPods(k).length === 3, 120_000);
+    await eventually(
+      'the budget to allow one disruption',
+      () => k.json(['get', 'pdb', 'echoperator', '-n', NS]).status?.disruptionsAllowed === 1,
+      60_000,
+    );
+    const [first, second] = readyOperatorPods(k).map((p) => p.metadata.name);
+    const allowed = evict(k, first);
+    assert.equal(allowed.code, 0, allowed.stderr);
+    const refused = evict(k, second);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /disruption budget/i);
 
-  // Stopping the cluster removes everything its node made on the machine.
-  await cp.stop();
-  assert.deepEqual(nodeLeftovers(cp.state.dir), []);
-});
+    // Stopping the cluster removes everything its node made on the machine.
+    await cp.stop();
+    assert.deepEqual(nodeLeftovers(cp.state.dir), []);
+  },
+);

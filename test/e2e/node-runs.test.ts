@@ -28,76 +28,94 @@ function printed(ns: string, echo: any): string {
   return kubectlOk(['logs', `job/${echo.status.jobName}`], { namespace: ns });
 }
 
-test('messages come back from the pod byte for byte: shell metacharacters, a leading -n, non-ASCII, 4,096 characters', { timeout: 180_000 }, async (t) => {
-  const ns = testNamespace(t, 'node-messages', {}, { pods: true });
-  await operatorFor(t, ns);
-  const messages: Record<string, string> = {
-    shell: `$(rm -rf /) && echo "pwned" | cat; \`id\` 'q' \\n %s %% \\ *`,
-    'dash-n': '-n no newline? yes, a newline',
-    'dash-n-alone': '-n',
-    unicode: 'Hola, 世界! Grüße 👋 — ñ',
-    multiline: 'first line\n\tsecond line\n',
-    longest: '世'.repeat(4096),
-  };
-  for (const [name, message] of Object.entries(messages)) applyEcho(ns, name, message);
-  for (const [name, message] of Object.entries(messages)) {
-    const echo = await phase(ns, name, 'Succeeded');
-    assert.equal(printed(ns, echo), `${message}\n`, `${name}: printed exactly the message and one newline`);
-  }
-  assert.equal([...messages.longest!].length, 4096);
-});
+test(
+  'messages come back from the pod byte for byte: shell metacharacters, a leading -n, non-ASCII, 4,096 characters',
+  { timeout: 180_000 },
+  async (t) => {
+    const ns = testNamespace(t, 'node-messages', {}, { pods: true });
+    await operatorFor(t, ns);
+    const messages: Record<string, string> = {
+      shell: `$(rm -rf /) && echo "pwned" | cat; \`id\` 'q' \\n %s %% \\ *`,
+      'dash-n': '-n no newline? yes, a newline',
+      'dash-n-alone': '-n',
+      unicode: 'Hola, 世界! Grüße 👋 — ñ',
+      multiline: 'first line\n\tsecond line\n',
+      longest: '世'.repeat(4096),
+    };
+    for (const [name, message] of Object.entries(messages)) applyEcho(ns, name, message);
+    for (const [name, message] of Object.entries(messages)) {
+      const echo = await phase(ns, name, 'Succeeded');
+      assert.equal(printed(ns, echo), `${message}\n`, `${name}: printed exactly the message and one newline`);
+    }
+    assert.equal([...messages.longest!].length, 4096);
+  },
+);
 
-test('a run that succeeds and one whose image fails (backoffLimit honoured) show in the Echo and its Events; a new message runs once more; deleting the Echo collects its Job', { timeout: 300_000 }, async (t) => {
-  const ns = testNamespace(t, 'node-ok', {}, { pods: true });
-  const failing = testNamespace(t, 'node-fail', {}, { pods: true });
-  await operatorFor(t, ns);
-  await operatorFor(t, failing, { JOB_IMAGE: FAILING_JOB_IMAGE });
-  applyEcho(ns, 'ok', 'first');
-  applyEcho(failing, 'bad', 'will fail');
+test(
+  'a run that succeeds and one whose image fails (backoffLimit honoured) show in the Echo and its Events; a new message runs once more; deleting the Echo collects its Job',
+  { timeout: 300_000 },
+  async (t) => {
+    const ns = testNamespace(t, 'node-ok', {}, { pods: true });
+    const failing = testNamespace(t, 'node-fail', {}, { pods: true });
+    await operatorFor(t, ns);
+    await operatorFor(t, failing, { JOB_IMAGE: FAILING_JOB_IMAGE });
+    applyEcho(ns, 'ok', 'first');
+    applyEcho(failing, 'bad', 'will fail');
 
-  const ok = await phase(ns, 'ok', 'Succeeded');
-  assert.equal(printed(ns, ok), 'first\n');
-  assert.ok(ok.status.completionTime);
-  assert.equal(ok.status.conditions.find((c: any) => c.type === 'Succeeded').status, 'True');
+    const ok = await phase(ns, 'ok', 'Succeeded');
+    assert.equal(printed(ns, ok), 'first\n');
+    assert.ok(ok.status.completionTime);
+    assert.equal(ok.status.conditions.find((c: any) => c.type === 'Succeeded').status, 'True');
 
-  // The job controller retries a failed pod backoffLimit times, with its own backoff (10 s, 20 s, 40 s).
-  const bad = await phase(failing, 'bad', 'Failed', 240_000);
-  const failed = bad.status.conditions.find((c: any) => c.type === 'Succeeded');
-  assert.equal(failed.status, 'False');
-  assert.equal(failed.reason, 'BackoffLimitExceeded');
-  const badJob = kubectlJson(['get', 'job', bad.status.jobName], { namespace: failing });
-  assert.equal(badJob.status.failed, badJob.spec.backoffLimit + 1, 'one pod per allowed retry, then no more');
-  const pods = kubectlJson(['get', 'pods', '-l', `job-name=${bad.status.jobName}`], { namespace: failing }).items;
-  assert.equal(pods.length, badJob.spec.backoffLimit + 1);
-  for (const pod of pods) assert.equal(pod.status.containerStatuses[0].state.terminated.exitCode, 3);
-  assert.match(kubectlOk(['logs', pods[0].metadata.name], { namespace: failing }), /failing on purpose/);
+    // The job controller retries a failed pod backoffLimit times, with its own backoff (10 s, 20 s, 40 s).
+    const bad = await phase(failing, 'bad', 'Failed', 240_000);
+    const failed = bad.status.conditions.find((c: any) => c.type === 'Succeeded');
+    assert.equal(failed.status, 'False');
+    assert.equal(failed.reason, 'BackoffLimitExceeded');
+    const badJob = kubectlJson(['get', 'job', bad.status.jobName], { namespace: failing });
+    assert.equal(badJob.status.failed, badJob.spec.backoffLimit + 1, 'one pod per allowed retry, then no more');
+    const pods = kubectlJson(['get', 'pods', '-l', `job-name=${bad.status.jobName}`], { namespace: failing }).items;
+    assert.equal(pods.length, badJob.spec.backoffLimit + 1);
+    for (const pod of pods) assert.equal(pod.status.containerStatuses[0].state.terminated.exitCode, 3);
+    assert.match(kubectlOk(['logs', pods[0].metadata.name], { namespace: failing }), /failing on purpose/);
 
-  const reasons = (namespace: string, name: string): string[] =>
-    kubectlJson(['get', 'events', '--field-selector', `involvedObject.name=${name},involvedObject.kind=Echo`], { namespace }).items.map((e: any) => e.reason);
-  await eventually('RunSucceeded', () => reasons(ns, 'ok').includes('RunSucceeded'));
-  await eventually('RunFailed', () => reasons(failing, 'bad').includes('RunFailed'));
-  assert.ok(reasons(ns, 'ok').includes('JobCreated'));
-  assert.match(kubectlOk(['describe', 'echo', 'bad'], { namespace: failing }), /RunFailed/);
+    const reasons = (namespace: string, name: string): string[] =>
+      kubectlJson(['get', 'events', '--field-selector', `involvedObject.name=${name},involvedObject.kind=Echo`], { namespace }).items.map(
+        (e: any) => e.reason,
+      );
+    await eventually('RunSucceeded', () => reasons(ns, 'ok').includes('RunSucceeded'));
+    await eventually('RunFailed', () => reasons(failing, 'bad').includes('RunFailed'));
+    assert.ok(reasons(ns, 'ok').includes('JobCreated'));
+    assert.match(kubectlOk(['describe', 'echo', 'bad'], { namespace: failing }), /RunFailed/);
 
-  // A completed Echo is not run again, even after its Job is gone.
-  kubectlOk(['delete', 'job', ok.status.jobName, '--wait=true'], { namespace: ns });
-  await sleep(1500);
-  assert.equal(jobsOf(ns, 'ok').length, 0);
-  assert.equal(getEcho(ns, 'ok').status.phase, 'Succeeded');
+    // A completed Echo is not run again, even after its Job is gone.
+    kubectlOk(['delete', 'job', ok.status.jobName, '--wait=true'], { namespace: ns });
+    await sleep(1500);
+    assert.equal(jobsOf(ns, 'ok').length, 0);
+    assert.equal(getEcho(ns, 'ok').status.phase, 'Succeeded');
 
-  // A new message: one new run, which prints it.
-  applyEcho(ns, 'ok', 'second');
-  const second = await eventually('the new run to succeed', () => {
-    const e = getEcho(ns, 'ok');
-    return e.status?.phase === 'Succeeded' && e.status.jobName !== ok.status.jobName && e;
-  }, 90_000);
-  assert.equal(printed(ns, second), 'second\n');
-  assert.equal(jobsOf(ns, 'ok').filter((j) => !j.metadata.deletionTimestamp).length, 1);
+    // A new message: one new run, which prints it.
+    applyEcho(ns, 'ok', 'second');
+    const second = await eventually(
+      'the new run to succeed',
+      () => {
+        const e = getEcho(ns, 'ok');
+        return e.status?.phase === 'Succeeded' && e.status.jobName !== ok.status.jobName && e;
+      },
+      90_000,
+    );
+    assert.equal(printed(ns, second), 'second\n');
+    assert.equal(jobsOf(ns, 'ok').filter((j) => !j.metadata.deletionTimestamp).length, 1);
 
-  // Deleting the Echo: the real garbage collector removes its Job, and the Job's pods with it.
-  kubectlOk(['delete', 'echo', 'ok', '--wait=false'], { namespace: ns });
-  await eventually('the Job and its pod are garbage-collected', () => jobsOf(ns, 'ok').length === 0 && kubectl(['get', 'pods', '-o', 'name'], { namespace: ns }).stdout.trim() === '', 60_000);
-});
+    // Deleting the Echo: the real garbage collector removes its Job, and the Job's pods with it.
+    kubectlOk(['delete', 'echo', 'ok', '--wait=false'], { namespace: ns });
+    await eventually(
+      'the Job and its pod are garbage-collected',
+      () => jobsOf(ns, 'ok').length === 0 && kubectl(['get', 'pods', '-o', 'name'], { namespace: ns }).stdout.trim() === '',
+      60_000,
+    );
+  },
+);
 
 test('a ScheduledEcho prints on schedule, and its status shows the schedule time', { timeout: 180_000 }, async (t) => {
   const ns = testNamespace(t, 'node-scheduled', {}, { pods: true });
@@ -105,19 +123,32 @@ test('a ScheduledEcho prints on schedule, and its status shows the schedule time
   const message = 'Hola, 世界! (every minute)';
   kubectlOk(['apply', '-f', '-'], {
     namespace: ns,
-    input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho', metadata: { name: 'tick' }, spec: { message, schedule: '*/1 * * * *' } }),
+    input: JSON.stringify({
+      apiVersion: 'mmontes.io/v1alpha1',
+      kind: 'ScheduledEcho',
+      metadata: { name: 'tick' },
+      spec: { message, schedule: '*/1 * * * *' },
+    }),
   });
   // The next minute boundary, then the pod's run: within two minutes.
-  const job = await eventually('a Job of the CronJob to complete', () => {
-    const jobs = kubectlJson(['get', 'jobs'], { namespace: ns }).items as any[];
-    return jobs.find((j) => j.status?.succeeded === 1);
-  }, 130_000);
+  const job = await eventually(
+    'a Job of the CronJob to complete',
+    () => {
+      const jobs = kubectlJson(['get', 'jobs'], { namespace: ns }).items as any[];
+      return jobs.find((j) => j.status?.succeeded === 1);
+    },
+    130_000,
+  );
   assert.equal(job.metadata.ownerReferences[0].kind, 'CronJob');
   assert.equal(kubectlOk(['logs', `job/${job.metadata.name}`], { namespace: ns }), `${message}\n`);
-  const status = await eventually('the ScheduledEcho status to show the run', () => {
-    const s = kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status;
-    return s?.lastScheduleTime && s?.lastSuccessfulTime && s;
-  }, 60_000);
+  const status = await eventually(
+    'the ScheduledEcho status to show the run',
+    () => {
+      const s = kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status;
+      return s?.lastScheduleTime && s?.lastSuccessfulTime && s;
+    },
+    60_000,
+  );
   const cronJob = kubectlJson(['get', 'cronjob', job.metadata.ownerReferences[0].name], { namespace: ns });
   assert.equal(status.lastScheduleTime, cronJob.status.lastScheduleTime);
   assert.ok(Date.parse(status.lastSuccessfulTime) >= Date.parse(status.lastScheduleTime));

@@ -24,13 +24,15 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return sum;
 }
 
-
 test('metrics move with reconciles; the leader reports 1 and a standby 0', async (t) => {
   installCrds();
   const ns = testNamespace(t, 'metrics');
   const a = await startOperator(t, haReplicaEnv(ns, 'a'));
   await waitReady(a);
-  await eventually('a leads', () => kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns }).stdout === 'a');
+  await eventually(
+    'a leads',
+    () => kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns }).stdout === 'a',
+  );
   const b = await startOperator(t, haReplicaEnv(ns, 'b'));
   await waitReady(b);
   const before = await metrics(a);
@@ -39,7 +41,10 @@ test('metrics move with reconciles; the leader reports 1 and a standby 0', async
   assert.match(before, /process_resident_memory_bytes/);
 
   for (let i = 0; i < 3; i++) applyEcho(ns, `m${i}`, `metric ${i}`);
-  await eventually('3 Echo statuses', () => kubectlJson(['get', 'echos'], { namespace: ns }).items.every((e: any) => e.status?.jobName) && true);
+  await eventually(
+    '3 Echo statuses',
+    () => kubectlJson(['get', 'echos'], { namespace: ns }).items.every((e: any) => e.status?.jobName) && true,
+  );
   await sleep(500);
   const after = await metrics(a);
   const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
@@ -92,7 +97,9 @@ test('a failing loop makes a bounded number of Events and says why in status', a
   });
   assert.match(JSON.stringify(stuck.status.conditions), /no new Jobs here/);
   await sleep(8000);
-  const failures = kubectlJson(['get', 'events', '--field-selector', 'involvedObject.name=stuck,reason=ReconcileFailed'], { namespace: ns }).items;
+  const failures = kubectlJson(['get', 'events', '--field-selector', 'involvedObject.name=stuck,reason=ReconcileFailed'], {
+    namespace: ns,
+  }).items;
   const total = failures.reduce((n: number, e: any) => n + (e.count ?? 1), 0);
   const reconcileErrors = sample(await metrics(op), 'controller_runtime_reconcile_errors_total', { controller: 'echo' });
   assert.ok(failures.length >= 1 && failures.length <= 2, `failures are aggregated into one Event (got ${failures.length})`);
@@ -118,12 +125,21 @@ function denyJobs(t: { after(fn: () => unknown): void }, ns: string): void {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'ValidatingAdmissionPolicyBinding',
     metadata: { name },
-    spec: { policyName: name, validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { 'echoperator-test/deny-jobs': ns } } } },
+    spec: {
+      policyName: name,
+      validationActions: ['Deny'],
+      matchResources: { namespaceSelector: { matchLabels: { 'echoperator-test/deny-jobs': ns } } },
+    },
   };
   t.after(() => kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', name, '--ignore-not-found']));
   kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] }) });
   // The policy is enforced once the apiserver has loaded it: wait until a dry-run create is refused.
-  const probe = JSON.stringify({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'probe' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } } });
+  const probe = JSON.stringify({
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'probe' },
+    spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } },
+  });
   const deadline = Date.now() + 20_000;
   while (kubectl(['create', '--dry-run=server', '-f', '-'], { namespace: ns, input: probe }).code === 0) {
     if (Date.now() > deadline) throw new Error('the admission policy was not enforced within 20 s');

@@ -26,12 +26,20 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
       kind: 'List',
       items: [
         { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: 'hi' }, spec: { message: 'hi' } },
-        { apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho', metadata: { name: 'tick' }, spec: { message: 'tick', schedule: '*/5 * * * *' } },
+        {
+          apiVersion: 'mmontes.io/v1alpha1',
+          kind: 'ScheduledEcho',
+          metadata: { name: 'tick' },
+          spec: { message: 'tick', schedule: '*/5 * * * *' },
+        },
       ],
     }),
   });
   await eventually('the Echo status', () => kubectlJson(['get', 'echo', 'hi'], { namespace: watched }).status?.jobName);
-  await eventually('the ScheduledEcho status', () => kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: watched }).status?.cronJobName);
+  await eventually(
+    'the ScheduledEcho status',
+    () => kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: watched }).status?.cronJobName,
+  );
   assert.equal(kubectlJson(['get', 'jobs'], { namespace: watched }).items.length, 1);
   // Restoring a deleted CronJob needs create through server-side apply.
   kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: watched });
@@ -43,9 +51,15 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
     return jobs.length === 1 && jobs[0].spec.template.spec.containers[0].command[2] === 'again';
   });
   if (ha) {
-    assert.equal(kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: install.namespace }).stdout, 'rbac-test');
+    assert.equal(
+      kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: install.namespace }).stdout,
+      'rbac-test',
+    );
   }
-  const errors = op.output().split('\n').filter((l) => /forbidden/i.test(l));
+  const errors = op
+    .output()
+    .split('\n')
+    .filter((l) => /forbidden/i.test(l));
   assert.deepEqual(errors, [], 'no request was refused');
   assert.equal(await op.stop('SIGTERM'), 0);
 }

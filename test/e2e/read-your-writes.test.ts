@@ -30,7 +30,9 @@ test(`a first run over ${ECHO_COUNT} new Echos at the default workers: no status
   const rest = restClient(t, kubeconfig());
   const names = Array.from({ length: ECHO_COUNT }, (_, i) => `e${String(i).padStart(3, '0')}`);
   await pool(names, 8, (name) =>
-    rest.request('POST', resourcePath(ECHOS, ns), { body: { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message: `hello ${name}` } } }),
+    rest.request('POST', resourcePath(ECHOS, ns), {
+      body: { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message: `hello ${name}` } },
+    }),
   );
   await eventually(
     `${ECHO_COUNT} Jobs and statuses`,

@@ -35,7 +35,18 @@ test('a ScheduledEcho gets a CronJob that follows edits and comes back when dele
 
   // The status mirrors the CronJob's schedule time. Writing an old one makes the real cronjob
   // controller start the run it believes it missed and record that time instead: mirror whatever it holds.
-  kubectlOk(['patch', 'cronjob', 'tick', '--subresource=status', '--type=merge', '-p', JSON.stringify({ status: { lastScheduleTime: '2026-01-02T03:04:00Z' } })], { namespace: ns });
+  kubectlOk(
+    [
+      'patch',
+      'cronjob',
+      'tick',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ status: { lastScheduleTime: '2026-01-02T03:04:00Z' } }),
+    ],
+    { namespace: ns },
+  );
   await eventually('lastScheduleTime mirrored in status', () => {
     const last = cronJob(ns, 'tick')?.status?.lastScheduleTime;
     return last && kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status?.lastScheduleTime === last;

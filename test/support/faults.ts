@@ -110,7 +110,12 @@ export function installCrdsWith(kubectl: Kubectl): void {
 }
 
 export function echoManifest(name: string, message: string, labels?: Record<string, string>): string {
-  return JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, ...(labels ? { labels } : {}) }, spec: { message } });
+  return JSON.stringify({
+    apiVersion: 'mmontes.io/v1alpha1',
+    kind: 'Echo',
+    metadata: { name, ...(labels ? { labels } : {}) },
+    spec: { message },
+  });
 }
 
 /**

@@ -47,7 +47,11 @@ export function kubectlJson<T = any>(args: string[], opts: Parameters<typeof kub
  * pods, so the rest stay fast and their Jobs' status is theirs to write.
  */
 export function testNamespace(t: TestContext, prefix = 't', labels: Record<string, string> = {}, opts: { pods?: boolean } = {}): string {
-  const slug = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').slice(0, 40).replace(/-+$/, '');
+  const slug = prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .slice(0, 40)
+    .replace(/-+$/, '');
   const name = `${slug}-${randomBytes(3).toString('hex')}`;
   const metadata = { name, labels, annotations: opts.pods ? {} : NO_PODS_ANNOTATIONS };
   kubectlOk(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata }) });

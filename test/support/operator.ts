@@ -49,7 +49,6 @@ export interface OperatorProcess {
   exited: Promise<number>;
 }
 
-
 /**
  * The command that runs the operator: from source by default; ECHOPERATOR_CMD (a JSON array)
  * swaps in the bundle on Node or Deno, or the single executable, for the same tests.
@@ -79,7 +78,7 @@ export async function startOperator(
 ): Promise<OperatorProcess> {
   const healthPort = await freePort();
   const metricsPort = await freePort();
-  const [cmd, ...base] = typeof command === 'function' ? command({ healthPort, metricsPort }) : command ?? operatorCommand();
+  const [cmd, ...base] = typeof command === 'function' ? command({ healthPort, metricsPort }) : (command ?? operatorCommand());
   const proc = spawn(cmd!, [...base, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

@@ -33,9 +33,16 @@ describe('Controller', () => {
 
   it('maps owned objects to their controller owner of the right kind', () => {
     const src = new Source<any>();
-    const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchOwned(src, { group: 'mmontes.io', kind: 'Echo' });
+    const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchOwned(src, {
+      group: 'mmontes.io',
+      kind: 'Echo',
+    });
     const owned = (kind: string, controller: boolean) => ({
-      metadata: { name: 'job', namespace: 'ns', ownerReferences: [{ apiVersion: 'mmontes.io/v1alpha1', kind, name: 'owner', uid: 'u', controller }] },
+      metadata: {
+        name: 'job',
+        namespace: 'ns',
+        ownerReferences: [{ apiVersion: 'mmontes.io/v1alpha1', kind, name: 'owner', uid: 'u', controller }],
+      },
     });
     src.handlers[0]!.onAdd!(owned('Echo', false));
     src.handlers[0]!.onAdd!(owned('ScheduledEcho', true));
@@ -77,12 +84,15 @@ describe('Controller', () => {
 
   it('aborts in-flight reconciles at once when stopped immediately (leadership lost)', async () => {
     let seen: AbortSignal | undefined;
-    const c = new Controller({ name: 't', workers: 1 }, {
-      reconcile: (_key: string, ctx: ReconcileContext) => {
-        seen = ctx.signal;
-        return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    const c = new Controller(
+      { name: 't', workers: 1 },
+      {
+        reconcile: (_key: string, ctx: ReconcileContext) => {
+          seen = ctx.signal;
+          return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        },
       },
-    });
+    );
     const stop = new AbortController();
     const done = c.run(stop.signal, { drainTimeoutMs: 60_000 });
     c.enqueue('ns/a');

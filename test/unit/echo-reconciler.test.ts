@@ -12,7 +12,12 @@ import { nopLogger } from '../../src/observability/logger.js';
 import { ReadYourWrites, Store } from '../../src/runtime/cache/index.js';
 
 function echo(name: string, message: string, extra: Partial<Echo['metadata']> = {}): Echo {
-  return { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, namespace: 'ns', uid: `uid-${name}`, generation: 1, resourceVersion: '1', ...extra }, spec: { message } };
+  return {
+    apiVersion: 'mmontes.io/v1alpha1',
+    kind: 'Echo',
+    metadata: { name, namespace: 'ns', uid: `uid-${name}`, generation: 1, resourceVersion: '1', ...extra },
+    spec: { message },
+  };
 }
 
 /**
@@ -46,7 +51,11 @@ class FakeApi {
         throw new ApiError(409, 'Conflict', 'the object has been modified');
       }
       this.writes.push({ method, path, body });
-      const updated = { ...stored, metadata: { ...stored.metadata, resourceVersion: String(Number(stored.metadata.resourceVersion) + 1) }, status: body.status };
+      const updated = {
+        ...stored,
+        metadata: { ...stored.metadata, resourceVersion: String(Number(stored.metadata.resourceVersion) + 1) },
+        status: body.status,
+      };
       this.existing.set(objectPath, updated);
       return updated as T;
     }
@@ -62,7 +71,7 @@ function claimed(e: Echo): Echo {
 
 function setup(e: Echo, readYourWrites = false) {
   const echos = new Store<Echo & { metadata: any }>();
-  echos.add(e as any);
+  echos.add(e);
   const ryw = new ReadYourWrites<any>(echos, { addEventHandler: () => undefined });
   const echoCache = readYourWrites ? { get: (k: string) => ryw.get(k), byIndex: () => [], wrote: (o: any) => ryw.wrote(o) } : echos;
   const jobs = new Store<V1Job & { metadata: any }>();
@@ -71,8 +80,8 @@ function setup(e: Echo, readYourWrites = false) {
   api.existing.set(`/apis/mmontes.io/v1alpha1/namespaces/ns/echos/${e.metadata.name}`, e as any);
   const events: string[] = [];
   const reconciler = new EchoReconciler({
-    echos: echoCache as any,
-    jobs: jobs as any,
+    echos: echoCache,
+    jobs: jobs,
     api,
     events: { recordEvent: (_o, _t, reason) => events.push(reason) },
     jobImage: 'busybox',
@@ -125,7 +134,11 @@ describe('EchoReconciler', () => {
     const s = setup(echo('hello', 'hi'));
     await s.reconciler.reconcile('ns/hello', s.ctx);
     // The status the run starts with goes first: written conditionally, it confirms the cache.
-    assert.deepEqual(s.api.writes.map((w) => w.method), ['PATCH', 'POST'], 'no status write after the create: it would be the same');
+    assert.deepEqual(
+      s.api.writes.map((w) => w.method),
+      ['PATCH', 'POST'],
+      'no status write after the create: it would be the same',
+    );
     assert.equal(s.api.writes[0]!.body.metadata.resourceVersion, '1');
     assert.equal(s.api.writes[0]!.body.status.jobName, s.api.writes[1]!.body.metadata.name);
     assert.equal(s.api.writes[0]!.body.status.phase, 'Pending');
@@ -143,16 +156,29 @@ describe('EchoReconciler', () => {
     const s = setup(e);
     const name = jobNameFor(e);
     s.api.failNext = { method: 'POST', err: new ApiError(409, 'AlreadyExists', 'exists') };
-    s.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, { metadata: { name, ownerReferences: [{ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: 'hello', uid: 'uid-hello', controller: true }] } });
+    s.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, {
+      metadata: {
+        name,
+        ownerReferences: [{ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: 'hello', uid: 'uid-hello', controller: true }],
+      },
+    });
     await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(s.api.writes.map((w) => w.method), ['PATCH'], 'no second create, only status');
+    assert.deepEqual(
+      s.api.writes.map((w) => w.method),
+      ['PATCH'],
+      'no second create, only status',
+    );
 
     const t = setup(e);
     t.api.failNext = { method: 'POST', err: new ApiError(409, 'AlreadyExists', 'exists') };
     t.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, { metadata: { name, ownerReferences: [] } });
     await assert.rejects(t.reconciler.reconcile('ns/hello', t.ctx), /not controlled by this Echo/);
     const failure = t.api.writes.filter((w) => w.path.endsWith('/status')).at(-1);
-    assert.equal(failure?.body.status.conditions.find((c: any) => c.type === 'Reconciled').status, 'False', 'written over our own status write of this pass');
+    assert.equal(
+      failure?.body.status.conditions.find((c: any) => c.type === 'Reconciled').status,
+      'False',
+      'written over our own status write of this pass',
+    );
     assert.deepEqual(t.events, ['ReconcileFailed']);
   });
 
@@ -167,7 +193,10 @@ describe('EchoReconciler', () => {
     const u = setup(edited);
     u.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'old-job' } });
     await u.reconciler.reconcile('ns/hello', u.ctx);
-    assert.deepEqual(u.api.writes.map((w) => w.method), ['DELETE', 'PATCH', 'POST']);
+    assert.deepEqual(
+      u.api.writes.map((w) => w.method),
+      ['DELETE', 'PATCH', 'POST'],
+    );
     assert.equal(u.api.writes[0]!.body.preconditions.uid, 'old-job');
     assert.equal(u.api.writes[2]!.body.metadata.name, jobNameFor(edited));
   });
@@ -176,8 +205,15 @@ describe('EchoReconciler', () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
     s.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'job-uid' } });
-    s.api.failNext = { method: 'PATCH', err: new ApiError(409, 'Conflict', 'Operation cannot be fulfilled on echos.mmontes.io "hello": the object has been modified') };
-    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), (err: ApiError) => err.code === 409, 'a conflict is an error: the queue backs off');
+    s.api.failNext = {
+      method: 'PATCH',
+      err: new ApiError(409, 'Conflict', 'Operation cannot be fulfilled on echos.mmontes.io "hello": the object has been modified'),
+    };
+    await assert.rejects(
+      s.reconciler.reconcile('ns/hello', s.ctx),
+      (err: ApiError) => err.code === 409,
+      'a conflict is an error: the queue backs off',
+    );
     assert.deepEqual(s.events, [], 'no ReconcileFailed Event');
     assert.deepEqual(s.api.writes, [], 'no failure condition written');
     s.api.failNext = { method: 'PATCH', err: new ApiError(429, 'TooManyRequests', 'slow down') };
@@ -193,12 +229,19 @@ describe('EchoReconciler', () => {
     const e = echo('hello', 'hi');
     const s = setup(e, true);
     await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(s.api.writes.map((w) => w.method), ['PATCH', 'POST']);
+    assert.deepEqual(
+      s.api.writes.map((w) => w.method),
+      ['PATCH', 'POST'],
+    );
     // The Job's ADD event wakes the Echo again; the Echos watch has not delivered our write yet.
     s.jobs.add({ ...s.api.writes[1]!.body, metadata: { ...s.api.writes[1]!.body.metadata, uid: 'job-uid' } });
     assert.equal(s.echos.get('ns/hello')!.metadata.resourceVersion, '1', 'the cache is behind');
     await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(s.api.writes.map((w) => w.method), ['PATCH', 'POST'], 'no second (conflicting) status write');
+    assert.deepEqual(
+      s.api.writes.map((w) => w.method),
+      ['PATCH', 'POST'],
+      'no second (conflicting) status write',
+    );
   });
 
   it('deletes no previous run while the server has a newer spec than the cache (a lagging Echos cache)', async () => {
@@ -206,7 +249,7 @@ describe('EchoReconciler', () => {
     const s = setup(e);
     // The Job of the current message, made by the previous leader; this cache still has the old one.
     const current = echo('hello', 'new', { generation: 2, resourceVersion: '9' });
-    s.jobs.add({ ...desiredJob(current, 'busybox'), metadata: { ...desiredJob(current, 'busybox').metadata, uid: 'current-job' } } as any);
+    s.jobs.add({ ...desiredJob(current, 'busybox'), metadata: { ...desiredJob(current, 'busybox').metadata, uid: 'current-job' } });
     s.api.existing.set('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello', current as any);
     await s.reconciler.reconcile('ns/hello', s.ctx);
     assert.deepEqual(s.api.writes, [], 'no DELETE, no claim, no Job');
@@ -218,7 +261,11 @@ describe('EchoReconciler', () => {
   it('a run whose Job create keeps being refused keeps Reconciled=False: the claim does not flip it back', async () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
-    const quota = new ApiError(403, 'Forbidden', 'jobs.batch "x" is forbidden: exceeded quota: none, requested: count/jobs.batch=1, used: count/jobs.batch=0, limited: count/jobs.batch=0');
+    const quota = new ApiError(
+      403,
+      'Forbidden',
+      'jobs.batch "x" is forbidden: exceeded quota: none, requested: count/jobs.batch=1, used: count/jobs.batch=0, limited: count/jobs.batch=0',
+    );
     s.api.failNext = { method: 'POST', err: quota };
     await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /exceeded quota/);
     const path = '/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello';
@@ -257,7 +304,11 @@ describe('EchoReconciler', () => {
       }
       const ok = setup(cached);
       await ok.reconciler.reconcile('ns/hello', ok.ctx);
-      assert.deepEqual(ok.api.writes.map((w) => w.method), cached.status ? ['POST'] : ['PATCH', 'POST'], 'in step: the run starts');
+      assert.deepEqual(
+        ok.api.writes.map((w) => w.method),
+        cached.status ? ['POST'] : ['PATCH', 'POST'],
+        'in step: the run starts',
+      );
     }
   });
 });

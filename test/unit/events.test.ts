@@ -102,7 +102,14 @@ describe('event recorder: writing', () => {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { name: 'x', namespace: 'ns1' },
-      involvedObject: { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: 'hello', namespace: 'ns1', uid: 'uid-hello', resourceVersion: '42' },
+      involvedObject: {
+        apiVersion: 'mmontes.io/v1alpha1',
+        kind: 'Echo',
+        name: 'hello',
+        namespace: 'ns1',
+        uid: 'uid-hello',
+        resourceVersion: '42',
+      },
       type: 'Normal',
       reason: 'JobCreated',
       message: 'created Job hello',
@@ -231,7 +238,10 @@ describe('event recorder: aggregation of identical events', () => {
     }
     const messages = sink.creates.map((e) => e.message);
     assert.equal(messages.length, 10);
-    assert.deepEqual(messages.slice(0, 9), Array.from({ length: 9 }, (_, i) => `attempt ${i + 1} failed`));
+    assert.deepEqual(
+      messages.slice(0, 9),
+      Array.from({ length: 9 }, (_, i) => `attempt ${i + 1} failed`),
+    );
     assert.equal(messages[9], '(combined from similar events): attempt 10 failed');
     assert.deepEqual(
       sink.patches.map((p) => [p.count, p.message]),

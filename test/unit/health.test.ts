@@ -52,7 +52,10 @@ describe('health server', () => {
     server.addLivenessCheck('informers', () => true);
     server.addReadinessCheck('leader-election', () => true);
     assert.equal((await get(server.port, '/healthz?verbose')).body, '[+]ping ok\n[+]informers ok\nhealthz check passed\n');
-    assert.equal((await get(server.port, '/readyz?verbose=1')).body, '[+]ping ok\n[+]informers ok\n[+]leader-election ok\nreadyz check passed\n');
+    assert.equal(
+      (await get(server.port, '/readyz?verbose=1')).body,
+      '[+]ping ok\n[+]informers ok\n[+]leader-election ok\nreadyz check passed\n',
+    );
   });
 
   it('fails /readyz on a failing readiness check with its reason, leaving /healthz alone', async () => {
@@ -130,7 +133,10 @@ describe('health server', () => {
     await assert.rejects(second.start(), (err: unknown) => {
       assert.ok(err instanceof ListenError);
       assert.equal(err.code, 'EADDRINUSE');
-      assert.match(err.message, new RegExp(`port ${first.port} is already in use on all addresses; set HEALTH_PORT \\(--health-port\\) to a free port`));
+      assert.match(
+        err.message,
+        new RegExp(`port ${first.port} is already in use on all addresses; set HEALTH_PORT \\(--health-port\\) to a free port`),
+      );
       return true;
     });
   });

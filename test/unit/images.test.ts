@@ -10,7 +10,14 @@ import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { synthesize } from '../../infra/chart.js';
 import { parseFinalStage } from '../../scripts/controlplane/node/dockerfile.js';
-import { busyboxImageSpec, FAILING_JOB_IMAGE, failingImageSpec, JOB_IMAGE, operatorImageSpec, withParents } from '../../scripts/controlplane/node/images.js';
+import {
+  busyboxImageSpec,
+  FAILING_JOB_IMAGE,
+  failingImageSpec,
+  JOB_IMAGE,
+  operatorImageSpec,
+  withParents,
+} from '../../scripts/controlplane/node/images.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DOCKERFILE = join(ROOT, 'Dockerfile');
@@ -38,7 +45,10 @@ test('the local operator image takes its layout and config from that stage, on a
   assert.equal(bundle?.source, BUNDLE);
   assert.equal(bundle?.mode, 0o644);
   assert.ok(paths.has('nodejs/bin/node'));
-  assert.ok([...paths].some((p) => /^lib.*\/libc\.so\.6$/.test(p)), 'the C library node links against');
+  assert.ok(
+    [...paths].some((p) => /^lib.*\/libc\.so\.6$/.test(p)),
+    'the C library node links against',
+  );
   assert.ok(!paths.has('bin/sh') && !paths.has('bin/busybox'), 'no shell');
   const passwd = image.entries.find((e) => e.path === 'etc/passwd')?.content ?? '';
   assert.match(passwd, /^nonroot:x:65532:65532:/m);
@@ -90,6 +100,9 @@ test('withParents adds missing folders once and sorts parents first', () => {
     { path: 'a/b/c', type: 'file', content: '', mode: 0o644, uid: 0, gid: 0 },
     { path: 'a/b', type: 'dir', mode: 0o700, uid: 1, gid: 1 },
   ]);
-  assert.deepEqual(out.map((e) => e.path), ['a', 'a/b', 'a/b/c']);
+  assert.deepEqual(
+    out.map((e) => e.path),
+    ['a', 'a/b', 'a/b/c'],
+  );
   assert.equal(out[1]!.mode, 0o700, 'an explicit folder keeps its mode');
 });

@@ -331,7 +331,11 @@ describe('Informer', () => {
 
   it('backs off exponentially on errors (800 ms doubling) and starts over after 2 healthy minutes', async () => {
     const h = harness({ inactivityTimeoutMs: 3_600_000 });
-    h.lw.listErrors.push(new ApiError(0, 'TransportError', 'ECONNREFUSED'), new ApiError(503, 'ServiceUnavailable', 'x'), new ApiError(500, 'InternalError', 'y'));
+    h.lw.listErrors.push(
+      new ApiError(0, 'TransportError', 'ECONNREFUSED'),
+      new ApiError(503, 'ServiceUnavailable', 'x'),
+      new ApiError(500, 'InternalError', 'y'),
+    );
     await h.start();
     assert.equal(h.lw.listCalls.length, 1);
     const expectNextListAfter = async (ms: number): Promise<void> => {
@@ -525,7 +529,10 @@ describe('Informer', () => {
     h.lw.objects = [obj('a', '1'), obj('b', '2')];
     await h.start();
     const late: string[] = [];
-    const remove = h.informer.addEventHandler({ onAdd: (o) => late.push(describeObj(o)), onDelete: (o) => late.push(`-${describeObj(o)}`) });
+    const remove = h.informer.addEventHandler({
+      onAdd: (o) => late.push(describeObj(o)),
+      onDelete: (o) => late.push(`-${describeObj(o)}`),
+    });
     assert.deepEqual(late.sort(), ['a@1', 'b@2']);
     remove();
     h.lw.watch0.emit('DELETED', obj('a', '3'));
@@ -597,7 +604,10 @@ describe('Backoff', () => {
   it('doubles from 800 ms to a hard 30 s cap, jitter included', () => {
     const clock = new FakeClock();
     const backoff = new Backoff({ clock, random: () => 0 });
-    assert.deepEqual(Array.from({ length: 8 }, () => backoff.next()), [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000]);
+    assert.deepEqual(
+      Array.from({ length: 8 }, () => backoff.next()),
+      [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000],
+    );
     const jittery = new Backoff({ clock, random: () => 0.5 });
     assert.deepEqual([jittery.next(), jittery.next()], [1200, 2400], 'jitter 1: [d, 2d]');
     for (let i = 0; i < 10; i++) assert.ok(jittery.next() <= 30_000);
@@ -623,7 +633,10 @@ describe('Backoff', () => {
 
 describe('kubeListerWatcher', () => {
   /** A RestClient stand-in: records requests, answers lists, and streams the given lines. */
-  function fakeRest(lines: string[], listBody: unknown = { metadata: { resourceVersion: '5', continue: 'next' }, items: [{ metadata: { name: 'a' } }] }) {
+  function fakeRest(
+    lines: string[],
+    listBody: unknown = { metadata: { resourceVersion: '5', continue: 'next' }, items: [{ metadata: { name: 'a' } }] },
+  ) {
     const calls: { path: string; query: unknown }[] = [];
     const rest = {
       async request(_method: string, path: string, opts: { query?: unknown }) {
@@ -679,13 +692,19 @@ describe('kubeListerWatcher', () => {
 
   it('turns an ERROR event with a 410 Status into an ApiError that isGone, and stops there', async () => {
     const { rest } = fakeRest([
-      JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 5 (9)' } }),
+      JSON.stringify({
+        type: 'ERROR',
+        object: { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version: 5 (9)' },
+      }),
       JSON.stringify({ type: 'ADDED', object: obj('late', '10') }),
     ]);
     const seen: string[] = [];
     const err = await kubeListerWatcher<Obj>(rest, CONFIGMAPS)
       .watch({ resourceVersion: '5' }, (e) => seen.push(e.type), new AbortController().signal)
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     assert.ok(err instanceof ApiError);
     assert.equal(err.code, 410);
     assert.equal(isGone(err), true);

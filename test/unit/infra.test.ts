@@ -54,7 +54,10 @@ function objects(props: EchoperatorProps = {}): Manifest[] {
 
 function find(objs: Manifest[], kind: string, name?: string, namespace?: string): Manifest[] {
   return objs.filter(
-    (o) => o.kind === kind && (name === undefined || o.metadata.name === name) && (namespace === undefined || o.metadata.namespace === namespace),
+    (o) =>
+      o.kind === kind &&
+      (name === undefined || o.metadata.name === name) &&
+      (namespace === undefined || o.metadata.namespace === namespace),
   );
 }
 
@@ -103,7 +106,10 @@ describe('RBAC', () => {
           for (const field of ['apiGroups', 'resources', 'verbs', 'resourceNames', 'nonResourceURLs'] as const) {
             for (const v of rule[field] ?? []) assert.ok(!v.includes('*'), `${role.kind}/${role.metadata.name}: wildcard in ${field}`);
           }
-          assert.ok(!(rule.resources ?? []).some((r) => r === 'secrets' || r.startsWith('secrets/')), `${role.metadata.name} touches secrets`);
+          assert.ok(
+            !(rule.resources ?? []).some((r) => r === 'secrets' || r.startsWith('secrets/')),
+            `${role.metadata.name} touches secrets`,
+          );
           assert.ok(!(rule.resources ?? []).some((r) => r === 'pods' || r.startsWith('pods/')), `${role.metadata.name} touches pods`);
           assert.equal(rule.nonResourceURLs, undefined);
         }
@@ -113,7 +119,10 @@ describe('RBAC', () => {
 
   it('HA off, all namespaces: exactly one ClusterRole with the operator rules, bound to the ServiceAccount; no Role', () => {
     const objs = objects();
-    assert.deepEqual(roles(objs).map((r) => `${r.kind}/${r.metadata.name}`), ['ClusterRole/echoperator']);
+    assert.deepEqual(
+      roles(objs).map((r) => `${r.kind}/${r.metadata.name}`),
+      ['ClusterRole/echoperator'],
+    );
     assert.deepEqual(one(objs, 'ClusterRole').rules, OPERATOR_RULES);
     const binding = one(objs, 'ClusterRoleBinding');
     assert.equal(binding.metadata.name, 'echoperator');
@@ -125,10 +134,10 @@ describe('RBAC', () => {
 
   it('HA on: the same ClusterRole plus a Lease Role in the operator namespace, limited to the lease by name', () => {
     const objs = objects({ ha: { enabled: true } });
-    assert.deepEqual(roles(objs).map((r) => `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}`), [
-      'ClusterRole//echoperator',
-      'Role/echoperator/echoperator-leader-election',
-    ]);
+    assert.deepEqual(
+      roles(objs).map((r) => `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}`),
+      ['ClusterRole//echoperator', 'Role/echoperator/echoperator-leader-election'],
+    );
     assert.deepEqual(one(objs, 'ClusterRole').rules, OPERATOR_RULES);
     assert.deepEqual(one(objs, 'Role', 'echoperator-leader-election', 'echoperator').rules, LEADER_ELECTION_RULES);
     const rb = one(objs, 'RoleBinding', 'echoperator-leader-election', 'echoperator');
@@ -155,7 +164,10 @@ describe('RBAC', () => {
         assert.deepEqual(rb.subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'echoperator' }]);
       }
       const expectedRoles = ['team-a/echoperator', 'team-b/echoperator', ...(ha ? ['echoperator/echoperator-leader-election'] : [])];
-      assert.deepEqual(roles(objs).map((r) => `${r.metadata.namespace}/${r.metadata.name}`), expectedRoles);
+      assert.deepEqual(
+        roles(objs).map((r) => `${r.metadata.namespace}/${r.metadata.name}`),
+        expectedRoles,
+      );
       assert.equal(settings(objs).WATCH_NAMESPACES, 'team-a,team-b');
     }
   });
@@ -203,10 +215,13 @@ describe('HA toggle', () => {
       JOB_IMAGE: 'busybox:1.37',
       HA_ENABLED: 'false',
     });
-    assert.deepEqual(
-      Object.fromEntries(Object.entries(settings(on)).filter(([k]) => k.startsWith('HA_'))),
-      { HA_ENABLED: 'true', HA_LEASE_LOCK_NAME: 'echoperator', HA_LEASE_DURATION_SECONDS: '15', HA_RENEW_DEADLINE_SECONDS: '10', HA_RETRY_PERIOD_SECONDS: '2' },
-    );
+    assert.deepEqual(Object.fromEntries(Object.entries(settings(on)).filter(([k]) => k.startsWith('HA_'))), {
+      HA_ENABLED: 'true',
+      HA_LEASE_LOCK_NAME: 'echoperator',
+      HA_LEASE_DURATION_SECONDS: '15',
+      HA_RENEW_DEADLINE_SECONDS: '10',
+      HA_RETRY_PERIOD_SECONDS: '2',
+    });
   });
 
   it('a PodDisruptionBudget (maxUnavailable 1) and spread across nodes only with HA', () => {
@@ -230,17 +245,30 @@ describe('HA toggle', () => {
     const names = (objs: Manifest[]) => objs.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
     assert.deepEqual(
       names(on).filter((n) => !names(off).includes(n)),
-      ['Role/echoperator/echoperator-leader-election', 'RoleBinding/echoperator/echoperator-leader-election', 'PodDisruptionBudget/echoperator/echoperator'],
+      [
+        'Role/echoperator/echoperator-leader-election',
+        'RoleBinding/echoperator/echoperator-leader-election',
+        'PodDisruptionBudget/echoperator/echoperator',
+      ],
     );
-    assert.deepEqual(names(off).filter((n) => !names(on).includes(n)), []);
+    assert.deepEqual(
+      names(off).filter((n) => !names(on).includes(n)),
+      [],
+    );
     assert.deepEqual(container(on), container(off));
   });
 });
 
-describe('the ConfigMap against the operator\'s own settings parser (src/config)', () => {
+describe("the ConfigMap against the operator's own settings parser (src/config)", () => {
   /** The container's environment: the ConfigMap plus what the downward API fills in. */
   function podEnv(objs: Manifest[]): Record<string, string> {
-    return { ...settings(objs), POD_NAME: 'echoperator-abc-xyz', POD_NAMESPACE: 'echoperator', NAMESPACE: 'echoperator', HA_NODE_ID: 'echoperator-abc-xyz' };
+    return {
+      ...settings(objs),
+      POD_NAME: 'echoperator-abc-xyz',
+      POD_NAMESPACE: 'echoperator',
+      NAMESPACE: 'echoperator',
+      HA_NODE_ID: 'echoperator-abc-xyz',
+    };
   }
   const noMachine = { hostname: () => 'host', randomHex: () => '00', inClusterNamespace: () => undefined };
 
@@ -256,12 +284,38 @@ describe('the ConfigMap against the operator\'s own settings parser (src/config)
   it('the operator parses the synthesized settings back into the props, HA off and on', () => {
     const off = parseSettings([], podEnv(objects({ watchNamespaces: ['a', 'b'], workers: 7, logLevel: 'debug' })), noMachine);
     assert.deepEqual(
-      [off.namespace, off.watchNamespaces, off.numWorkers, off.logLevel, off.logFormat, off.haEnabled, off.metricsEnabled, off.metricsPath, off.metricsPort, off.healthPort, off.jobImage],
+      [
+        off.namespace,
+        off.watchNamespaces,
+        off.numWorkers,
+        off.logLevel,
+        off.logFormat,
+        off.haEnabled,
+        off.metricsEnabled,
+        off.metricsPath,
+        off.metricsPort,
+        off.healthPort,
+        off.jobImage,
+      ],
       ['echoperator', ['a', 'b'], 7, 'debug', 'json', false, true, '/metrics', 2112, 8081, 'busybox:1.37'],
     );
-    const on = parseSettings([], podEnv(objects({ ha: { enabled: true, leaseName: 'lock', leaseDurationSeconds: 20, renewDeadlineSeconds: 12, retryPeriodSeconds: 3 } })), noMachine);
+    const on = parseSettings(
+      [],
+      podEnv(
+        objects({ ha: { enabled: true, leaseName: 'lock', leaseDurationSeconds: 20, renewDeadlineSeconds: 12, retryPeriodSeconds: 3 } }),
+      ),
+      noMachine,
+    );
     assert.deepEqual(
-      [on.haEnabled, on.haNodeId, on.haLeaseLockName, on.haLeaseDurationSeconds, on.haRenewDeadlineSeconds, on.haRetryPeriodSeconds, on.watchNamespaces],
+      [
+        on.haEnabled,
+        on.haNodeId,
+        on.haLeaseLockName,
+        on.haLeaseDurationSeconds,
+        on.haRenewDeadlineSeconds,
+        on.haRetryPeriodSeconds,
+        on.watchNamespaces,
+      ],
       [true, 'echoperator-abc-xyz', 'lock', 20, 12, 3, []],
     );
     // The kubelet must not SIGKILL the operator before its own shutdown timeout has run out.
@@ -307,7 +361,12 @@ describe('the operator pod', () => {
   });
 
   it('has the restricted security context', () => {
-    assert.deepEqual(pod.securityContext, { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } });
+    assert.deepEqual(pod.securityContext, {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
     assert.deepEqual(c.securityContext, {
       allowPrivilegeEscalation: false,
       capabilities: { drop: ['ALL'] },
@@ -322,7 +381,12 @@ describe('the operator pod', () => {
   it('takes settings from the ConfigMap and its identity from the downward API', () => {
     assert.deepEqual(c.envFrom, [{ configMapRef: { name: 'echoperator-config' } }]);
     const env = Object.fromEntries((c.env as any[]).map((e) => [e.name, e.valueFrom.fieldRef.fieldPath]));
-    assert.deepEqual(env, { POD_NAME: 'metadata.name', POD_NAMESPACE: 'metadata.namespace', NAMESPACE: 'metadata.namespace', HA_NODE_ID: 'metadata.name' });
+    assert.deepEqual(env, {
+      POD_NAME: 'metadata.name',
+      POD_NAMESPACE: 'metadata.namespace',
+      NAMESPACE: 'metadata.namespace',
+      HA_NODE_ID: 'metadata.name',
+    });
   });
 
   it('probes /healthz and /readyz on the health port, and names the metrics port', () => {
@@ -355,9 +419,7 @@ describe('the operator pod', () => {
 
   it('accepts an image by digest, and custom resources, command and args', () => {
     const digest = `ghcr.io/mmontes11/echoperator-ts@sha256:${'a'.repeat(64)}`;
-    const custom = container(
-      objects({ image: digest, resources: { limits: { cpu: '1' } }, command: ['/echoperator'], args: [] }),
-    );
+    const custom = container(objects({ image: digest, resources: { limits: { cpu: '1' } }, command: ['/echoperator'], args: [] }));
     assert.equal(custom.image, digest);
     assert.deepEqual(custom.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '1', memory: '256Mi' } });
     assert.deepEqual(custom.command, ['/echoperator']);
@@ -408,8 +470,16 @@ describe('objects', () => {
 
 describe('prop validation', () => {
   const cases: [string, EchoperatorProps, RegExp][] = [
-    ['renew >= duration', { ha: { leaseDurationSeconds: 10, renewDeadlineSeconds: 10 } }, /ha\.leaseDurationSeconds \(10\) must be greater than ha\.renewDeadlineSeconds \(10\)/],
-    ['renew <= 1.2 x retry', { ha: { renewDeadlineSeconds: 6, retryPeriodSeconds: 5 } }, /ha\.renewDeadlineSeconds \(6\) must be greater than 1\.2 x ha\.retryPeriodSeconds/],
+    [
+      'renew >= duration',
+      { ha: { leaseDurationSeconds: 10, renewDeadlineSeconds: 10 } },
+      /ha\.leaseDurationSeconds \(10\) must be greater than ha\.renewDeadlineSeconds \(10\)/,
+    ],
+    [
+      'renew <= 1.2 x retry',
+      { ha: { renewDeadlineSeconds: 6, retryPeriodSeconds: 5 } },
+      /ha\.renewDeadlineSeconds \(6\) must be greater than 1\.2 x ha\.retryPeriodSeconds/,
+    ],
     ['non-integer retry', { ha: { retryPeriodSeconds: 1.5 } }, /ha\.retryPeriodSeconds must be a positive integer/],
     ['zero replicas', { ha: { enabled: true, replicas: 0 } }, /ha\.replicas must be a positive integer/],
     ['bad lease name', { ha: { leaseName: 'My_Lock' } }, /ha\.leaseName must be a DNS subdomain/],
@@ -424,18 +494,29 @@ describe('prop validation', () => {
     ['duplicate watch', { watchNamespaces: ['a', 'a'] }, /watchNamespaces lists a twice/],
     ['bad watched namespace', { watchNamespaces: ['Team_A'] }, /every entry of watchNamespaces must be a DNS label/],
     ['bad namespace', { namespace: 'Echo' }, /namespace must be a DNS label/],
-    ['short grace period', { terminationGracePeriodSeconds: 30 }, /terminationGracePeriodSeconds must be an integer greater than the operator's 30 s shutdown timeout/],
-    ['request above limit', { resources: { requests: { memory: '512Mi' } } }, /resources\.requests\.memory \(512Mi\) must not exceed resources\.limits\.memory \(256Mi\)/],
+    [
+      'short grace period',
+      { terminationGracePeriodSeconds: 30 },
+      /terminationGracePeriodSeconds must be an integer greater than the operator's 30 s shutdown timeout/,
+    ],
+    [
+      'request above limit',
+      { resources: { requests: { memory: '512Mi' } } },
+      /resources\.requests\.memory \(512Mi\) must not exceed resources\.limits\.memory \(256Mi\)/,
+    ],
     ['bad quantity', { resources: { requests: { cpu: 'lots' } } }, /resources\.requests\.cpu must be a Kubernetes quantity/],
     ['empty command', { command: [] }, /command must not be empty/],
   ];
   for (const [what, props, message] of cases) {
     it(`rejects ${what} with a message naming the prop`, () => {
-      assert.throws(() => synthesize(props), (err: unknown) => {
-        assert.ok(err instanceof EchoperatorPropsError, String(err));
-        assert.match(err.message, message);
-        return true;
-      });
+      assert.throws(
+        () => synthesize(props),
+        (err: unknown) => {
+          assert.ok(err instanceof EchoperatorPropsError, String(err));
+          assert.match(err.message, message);
+          return true;
+        },
+      );
     });
   }
 
@@ -459,8 +540,17 @@ describe('values.yaml and ECHOPERATOR_HA', () => {
     const props = parseValues(
       'namespace: ops\nworkers: 8\nwatchNamespaces: [a, b]\nimage:\nmetrics: {port: 9090}\nha: {enabled: true, replicas: 2}\n',
     );
-    assert.deepEqual(props, { namespace: 'ops', workers: 8, watchNamespaces: ['a', 'b'], metrics: { port: 9090 }, ha: { enabled: true, replicas: 2 } });
-    assert.throws(() => parseValues('ha: {enabeld: true}\n'), (e: unknown) => e instanceof ValuesError && /unknown key ha\.enabeld/.test(e.message));
+    assert.deepEqual(props, {
+      namespace: 'ops',
+      workers: 8,
+      watchNamespaces: ['a', 'b'],
+      metrics: { port: 9090 },
+      ha: { enabled: true, replicas: 2 },
+    });
+    assert.throws(
+      () => parseValues('ha: {enabeld: true}\n'),
+      (e: unknown) => e instanceof ValuesError && /unknown key ha\.enabeld/.test(e.message),
+    );
     assert.throws(() => parseValues('workers: "4"\n'), /workers must be an integer, got "4"/);
     assert.throws(() => parseValues('ha: {enabled: "yes"}\n'), /ha\.enabled must be true or false/);
     assert.deepEqual(parseValues(''), {});

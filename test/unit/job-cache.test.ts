@@ -6,7 +6,12 @@ import { desiredJob } from '../../src/controllers/echo/desired.js';
 import { runState } from '../../src/controllers/echo/status.js';
 
 function serverJob(): V1Job {
-  const echo = { apiVersion: 'mmontes.io/v1alpha1' as const, kind: 'Echo' as const, metadata: { name: 'hello', namespace: 'ns', uid: 'u1' }, spec: { message: 'hi' } };
+  const echo = {
+    apiVersion: 'mmontes.io/v1alpha1' as const,
+    kind: 'Echo' as const,
+    metadata: { name: 'hello', namespace: 'ns', uid: 'u1' },
+    spec: { message: 'hi' },
+  };
   const job = desiredJob(echo, 'busybox:1.37');
   job.metadata = { ...job.metadata, uid: 'j1', resourceVersion: '7', managedFields: [{ manager: 'echoperator' }] };
   job.spec = { ...job.spec!, suspend: false };

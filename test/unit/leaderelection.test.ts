@@ -315,10 +315,7 @@ describe('LeaderElector', () => {
     assert.equal(await a.outcome, 'resolved');
     assert.deepEqual(events, ['a started', 'a aborted', 'a work done', 'released', 'a stopped'], 'released only after the work stopped');
     assert.equal(store.writes.length, writesBefore + 1, 'exactly one write: the release');
-    assert.deepEqual(
-      { holder: store.record?.holderIdentity, duration: store.record?.leaseDurationSeconds },
-      { holder: '', duration: 1 },
-    );
+    assert.deepEqual({ holder: store.record?.holderIdentity, duration: store.record?.leaseDurationSeconds }, { holder: '', duration: 1 });
     assert.equal(b.elector.isLeader(), false, 'b has not looked yet: its next retry is at 4500');
 
     b.elector.wake();
@@ -413,11 +410,11 @@ describe('LeaderElector', () => {
   test('a failing onStartedLeading ends leadership, releases, and rejects run()', async () => {
     const clock = new FakeClock();
     const store = new LeaseStore();
-    const elector = new LeaderElector(
-      { leaseName: 'l', namespace: 'ns', identity: 'a' },
-      new FakeLock(store),
-      { clock, wallClock: () => new Date(EPOCH + clock.now()), random: () => 0 },
-    );
+    const elector = new LeaderElector({ leaseName: 'l', namespace: 'ns', identity: 'a' }, new FakeLock(store), {
+      clock,
+      wallClock: () => new Date(EPOCH + clock.now()),
+      random: () => 0,
+    });
     let stopped = 0;
     const boom = new Error('controllers failed to start');
     const outcome = elector
@@ -512,7 +509,7 @@ describe('KubeLeaseLock', () => {
     await assert.rejects(lock.update(record, '1'), LeaseConflictError, 'a stale resourceVersion is a conflict');
   });
 
-  test('bounds each call with the api\'s timeout', async (t) => {
+  test("bounds each call with the api's timeout", async (t) => {
     const server = createServer(() => {}); // accepts, never answers
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     t.after(() => server.close());

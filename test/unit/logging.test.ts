@@ -11,7 +11,10 @@ class Capture implements LogStream {
     return true;
   }
   get lines(): string[] {
-    return this.chunks.join('').split('\n').filter((l) => l !== '');
+    return this.chunks
+      .join('')
+      .split('\n')
+      .filter((l) => l !== '');
   }
   get json(): Record<string, unknown>[] {
     return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -31,7 +34,10 @@ describe('logging: JSON lines', () => {
     log.info('reconciled', { durationSeconds: 0.012, created: true });
     assert.equal(out.chunks.length, 1);
     assert.ok(out.chunks[0]!.endsWith('\n'));
-    assert.equal(out.lines[0], '{"ts":"2025-03-04T05:06:07.089Z","level":"info","msg":"reconciled","durationSeconds":0.012,"created":true}');
+    assert.equal(
+      out.lines[0],
+      '{"ts":"2025-03-04T05:06:07.089Z","level":"info","msg":"reconciled","durationSeconds":0.012,"created":true}',
+    );
   });
 
   it('binds fields with child(), nested children adding to them, a call field winning', () => {
@@ -42,7 +48,16 @@ describe('logging: JSON lines', () => {
     item.warn('retrying', { name: 'override' });
     echo.info('idle');
     assert.deepEqual(out.json, [
-      { ts: at.toISOString(), level: 'info', msg: 'job created', controller: 'echo', namespace: 'ns1', name: 'hello', reconcileID: 'r-1', job: 'hello' },
+      {
+        ts: at.toISOString(),
+        level: 'info',
+        msg: 'job created',
+        controller: 'echo',
+        namespace: 'ns1',
+        name: 'hello',
+        reconcileID: 'r-1',
+        job: 'hello',
+      },
       { ts: at.toISOString(), level: 'warn', msg: 'retrying', controller: 'echo', namespace: 'ns1', name: 'override', reconcileID: 'r-1' },
       { ts: at.toISOString(), level: 'info', msg: 'idle', controller: 'echo' },
     ]);
@@ -85,7 +100,10 @@ describe('logging: JSON lines', () => {
     const { log, out } = logger();
     log.error('write failed', { error: new Error('PATCH failed', { cause: { code: 409, reason: 'Conflict' } }) });
     log.error('dial failed', { error: new Error('dial', { cause: 'ECONNREFUSED' }) });
-    assert.deepEqual(out.json.map((l) => l.error), ['PATCH failed: {"code":409,"reason":"Conflict"}', 'dial: ECONNREFUSED']);
+    assert.deepEqual(
+      out.json.map((l) => l.error),
+      ['PATCH failed: {"code":409,"reason":"Conflict"}', 'dial: ECONNREFUSED'],
+    );
   });
 
   it('never throws on values JSON cannot take: cycles, bigint, undefined, functions', () => {
@@ -93,7 +111,14 @@ describe('logging: JSON lines', () => {
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
     assert.doesNotThrow(() => log.info('odd', { cyclic, big: 10n, gone: undefined, fn: () => 1, when: at }));
-    assert.deepEqual(out.json[0], { ts: at.toISOString(), level: 'info', msg: 'odd', cyclic: { a: 1, self: '[circular]' }, big: '10', when: at.toISOString() });
+    assert.deepEqual(out.json[0], {
+      ts: at.toISOString(),
+      level: 'info',
+      msg: 'odd',
+      cyclic: { a: 1, self: '[circular]' },
+      big: '10',
+      when: at.toISOString(),
+    });
   });
 
   it('never throws when the stream fails', () => {
@@ -109,7 +134,9 @@ describe('logging: JSON lines', () => {
 describe('logging: text lines', () => {
   it('writes a readable single line with key=value fields, quoting where needed', () => {
     const { log, out } = logger({ format: 'text' });
-    log.child({ controller: 'echo' }).warn('reconcile failed\nretrying', { name: 'hello', error: 'quota exceeded: 3 jobs', n: 3, ok: false, obj: { a: 1 } });
+    log
+      .child({ controller: 'echo' })
+      .warn('reconcile failed\nretrying', { name: 'hello', error: 'quota exceeded: 3 jobs', n: 3, ok: false, obj: { a: 1 } });
     assert.deepEqual(out.lines, [
       '2025-03-04T05:06:07.089Z WARN  reconcile failed\\nretrying controller=echo name=hello error="quota exceeded: 3 jobs" n=3 ok=false obj={"a":1}',
     ]);
@@ -135,7 +162,10 @@ describe('logging: CoalescingStream', () => {
     assert.deepEqual(target.chunks, [], 'nothing written during the turn');
     await new Promise((r) => setImmediate(r));
     assert.equal(target.chunks.length, 1);
-    assert.deepEqual(target.json.map((e) => e.i), Array.from({ length: 100 }, (_, i) => i));
+    assert.deepEqual(
+      target.json.map((e) => e.i),
+      Array.from({ length: 100 }, (_, i) => i),
+    );
   });
 
   it('writes at once when the pending lines pass the bound', () => {

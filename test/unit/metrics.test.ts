@@ -15,7 +15,9 @@ async function sample(registry: Registry, name: string, labels: Labels, sampleNa
   assert.ok(metric, `${name} is registered`);
   const { values } = await metric.get();
   const found = values.find(
-    (v) => ((v as { metricName?: string }).metricName ?? name) === sampleName && Object.entries(labels).every(([k, want]) => String(v.labels[k]) === String(want)),
+    (v) =>
+      ((v as { metricName?: string }).metricName ?? name) === sampleName &&
+      Object.entries(labels).every(([k, want]) => String(v.labels[k]) === String(want)),
   );
   return found?.value;
 }
@@ -60,7 +62,10 @@ describe('metrics: work queue', () => {
   });
 
   it("uses controller-runtime's exponential duration buckets, 10 ns to 1000 s", async () => {
-    assert.deepEqual([...WORKQUEUE_DURATION_BUCKETS], Array.from({ length: 12 }, (_, i) => Number(`1e${i - 8}`)));
+    assert.deepEqual(
+      [...WORKQUEUE_DURATION_BUCKETS],
+      Array.from({ length: 12 }, (_, i) => Number(`1e${i - 8}`)),
+    );
     const m = createMetrics({ defaultMetrics: false });
     m.workqueue.forQueue('q', () => ({ unfinishedWorkSeconds: 0, longestRunningProcessorSeconds: 0 })).observeQueueDuration(0.001);
     const text = await m.registry.metrics();
@@ -95,9 +100,18 @@ describe('metrics: controller', () => {
     assert.equal(await sample(r, 'controller_runtime_reconcile_total', { ...c, result: 'requeue_after' }), 1);
     assert.equal(await sample(r, 'controller_runtime_reconcile_errors_total', c), 1);
     assert.equal(await sample(r, 'controller_runtime_reconcile_time_seconds', c, 'controller_runtime_reconcile_time_seconds_count'), 3);
-    assert.equal(await sample(r, 'controller_runtime_reconcile_time_seconds', { ...c, le: 0.005 }, 'controller_runtime_reconcile_time_seconds_bucket'), 1);
-    assert.equal(await sample(r, 'controller_runtime_reconcile_time_seconds', { ...c, le: 0.3 }, 'controller_runtime_reconcile_time_seconds_bucket'), 3);
-    assert.equal(await sample(r, 'controller_runtime_reconcile_time_seconds', { ...c, le: 0.25 }, 'controller_runtime_reconcile_time_seconds_bucket'), 2);
+    assert.equal(
+      await sample(r, 'controller_runtime_reconcile_time_seconds', { ...c, le: 0.005 }, 'controller_runtime_reconcile_time_seconds_bucket'),
+      1,
+    );
+    assert.equal(
+      await sample(r, 'controller_runtime_reconcile_time_seconds', { ...c, le: 0.3 }, 'controller_runtime_reconcile_time_seconds_bucket'),
+      3,
+    );
+    assert.equal(
+      await sample(r, 'controller_runtime_reconcile_time_seconds', { ...c, le: 0.25 }, 'controller_runtime_reconcile_time_seconds_bucket'),
+      2,
+    );
   });
 
   it("uses controller-runtime's reconcile time buckets, 5 ms to 60 s", () => {

@@ -37,7 +37,10 @@ function client(url: string, sleeps: number[], opts: { sleep?: (ms: number, sign
   const counted: string[] = [];
   const retried: string[] = [];
   const rest = new RestClient(kc, {
-    metrics: { requestDone: (code, method) => counted.push(`${method} ${code}`), retried: (code, method) => retried.push(`${method} ${code}`) },
+    metrics: {
+      requestDone: (code, method) => counted.push(`${method} ${code}`),
+      retried: (code, method) => retried.push(`${method} ${code}`),
+    },
     sleep: opts.sleep ?? (async (ms) => void sleeps.push(ms)),
   });
   after(() => rest.close());
@@ -59,7 +62,11 @@ describe('retryAfterMs (client-go checkWait)', () => {
 
 describe('RestClient retries', () => {
   it('retries a plain-text 429 with Retry-After as told, then returns the answer, counting each', async () => {
-    const s = await server((n) => (n < 3 ? { status: 429, headers: { 'retry-after': '1' }, body: 'Too many requests, please try again later.\n' } : { status: 200, body: '{"ok":true}' }));
+    const s = await server((n) =>
+      n < 3
+        ? { status: 429, headers: { 'retry-after': '1' }, body: 'Too many requests, please try again later.\n' }
+        : { status: 200, body: '{"ok":true}' },
+    );
     const sleeps: number[] = [];
     const c = client(s.url, sleeps);
     assert.deepEqual(await c.rest.request('PATCH', '/x', { body: {} }), { ok: true });

@@ -274,7 +274,8 @@ describe('settings: cross-checks', () => {
       const err = parseError([], timing(lease, renew, retry));
       assert.equal(err.exitCode, 2);
       assert.match(err.message, /^invalid leader election timing: /);
-      for (const name of ['HA_LEASE_DURATION_SECONDS', 'HA_RENEW_DEADLINE_SECONDS', 'HA_RETRY_PERIOD_SECONDS']) assert.ok(err.message.includes(name), name);
+      for (const name of ['HA_LEASE_DURATION_SECONDS', 'HA_RENEW_DEADLINE_SECONDS', 'HA_RETRY_PERIOD_SECONDS'])
+        assert.ok(err.message.includes(name), name);
       assert.ok(err.message.includes(`(${lease})`) && err.message.includes(`(${renew})`));
     });
   }

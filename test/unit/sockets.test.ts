@@ -11,7 +11,7 @@ import { RestClient } from '../../src/kube/rest.js';
 import { HealthServer } from '../../src/observability/health.js';
 
 describe('sockets', () => {
-  it('a watch stream turns TCP keep-alive on (30 s), as client-go\'s dialer does', async () => {
+  it("a watch stream turns TCP keep-alive on (30 s), as client-go's dialer does", async () => {
     const srv = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"type":"BOOKMARK","object":{}}\n');
@@ -28,6 +28,7 @@ describe('sockets', () => {
     const rest = new RestClient(kc);
     after(() => rest.close());
     const calls: [boolean | undefined, number | undefined][] = [];
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below and called with its socket as `this`
     const original = Socket.prototype.setKeepAlive;
     Socket.prototype.setKeepAlive = function (enable?: boolean, delay?: number) {
       calls.push([enable, delay]);
@@ -40,7 +41,10 @@ describe('sockets', () => {
     } finally {
       Socket.prototype.setKeepAlive = original;
     }
-    assert.ok(calls.some(([enable, delay]) => enable === true && delay === 30_000), `setKeepAlive calls: ${JSON.stringify(calls)}`);
+    assert.ok(
+      calls.some(([enable, delay]) => enable === true && delay === 30_000),
+      `setKeepAlive calls: ${JSON.stringify(calls)}`,
+    );
   });
 
   it('the probe server answers on IPv6 and IPv4 loopback alike when no host is set', async () => {

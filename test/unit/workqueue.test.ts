@@ -234,7 +234,7 @@ describe('WorkQueue.shutDownWithDrain', () => {
     await flushMicrotasks();
     assert.equal(drained.value, false);
     assert.equal(drained.settled, true);
-    assert.equal(again.settled, true, 'a second call shares the first call\'s outcome');
+    assert.equal(again.settled, true, "a second call shares the first call's outcome");
   });
 });
 
@@ -289,7 +289,10 @@ describe('DelayingQueue', () => {
     assert.deepEqual(await drainKeys(queue), ['k40']);
     await clock.step(200);
     const rest = await drainKeys(queue);
-    assert.deepEqual(rest, Array.from({ length: 50 }, (_, i) => `k${i}`).filter((k) => k !== 'k40'));
+    assert.deepEqual(
+      rest,
+      Array.from({ length: 50 }, (_, i) => `k${i}`).filter((k) => k !== 'k40'),
+    );
   });
 
   it('orders thousands of random deadlines like a stable sort, re-adds keeping the earliest', async () => {
@@ -309,9 +312,7 @@ describe('DelayingQueue', () => {
       if (!known) earliest.set(key, { readyAt, order: i });
       else if (readyAt < known.readyAt) known.readyAt = readyAt;
     }
-    const expected = [...earliest]
-      .sort(([, a], [, b]) => a.readyAt - b.readyAt || a.order - b.order)
-      .map(([key]) => key);
+    const expected = [...earliest].sort(([, a], [, b]) => a.readyAt - b.readyAt || a.order - b.order).map(([key]) => key);
     await clock.step(500);
     assert.deepEqual(await drainKeys(queue), expected);
   });

@@ -45,10 +45,17 @@ export function ensureHostReady(log: (line: string) => void): void {
   let result = aptGet(install);
   if (!result.ok) {
     const update = aptGet(['update', '-q']);
-    if (!update.ok) throw new ControlPlaneError('`apt-get update` failed; the node needs Debian packages.', update.output.trim().split('\n').slice(-10).join('\n  '));
+    if (!update.ok)
+      throw new ControlPlaneError(
+        '`apt-get update` failed; the node needs Debian packages.',
+        update.output.trim().split('\n').slice(-10).join('\n  '),
+      );
     result = aptGet(install);
   }
   if (!result.ok) {
-    throw new ControlPlaneError(`\`apt-get install ${missing.join(' ')}\` failed.`, result.output.trim().split('\n').slice(-10).join('\n  '));
+    throw new ControlPlaneError(
+      `\`apt-get install ${missing.join(' ')}\` failed.`,
+      result.output.trim().split('\n').slice(-10).join('\n  '),
+    );
   }
 }

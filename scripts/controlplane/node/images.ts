@@ -82,7 +82,9 @@ export function pauseImageSpec(pauseBinary: string): ImageSpec {
 export function busyboxImageSpec(): ImageSpec {
   const applets = spawnSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
   if (!applets.includes('printf')) throw new ControlPlaneError(`${BUSYBOX} has no printf applet (is busybox-static installed?).`);
-  const links = applets.filter((a) => a !== 'busybox').map((a): ImageEntry => ({ path: `bin/${a}`, type: 'symlink', target: 'busybox', mode: 0o777, uid: 0, gid: 0 }));
+  const links = applets
+    .filter((a) => a !== 'busybox')
+    .map((a): ImageEntry => ({ path: `bin/${a}`, type: 'symlink', target: 'busybox', mode: 0o777, uid: 0, gid: 0 }));
   return {
     tag: JOB_IMAGE,
     entries: withParents([...baseEntries(), file('bin/busybox', BUSYBOX), ...links]),
@@ -97,7 +99,14 @@ export function busyboxImageSpec(): ImageSpec {
 export const FAILING_JOB_IMAGE = 'localhost/echoperator/busybox-failing:local';
 export function failingImageSpec(): ImageSpec {
   const busybox = busyboxImageSpec();
-  const script: ImageEntry = { path: 'bin/printf', type: 'file', content: '#!/bin/sh\necho "printf: failing on purpose" >&2\nexit 3\n', mode: 0o755, uid: 0, gid: 0 };
+  const script: ImageEntry = {
+    path: 'bin/printf',
+    type: 'file',
+    content: '#!/bin/sh\necho "printf: failing on purpose" >&2\nexit 3\n',
+    mode: 0o755,
+    uid: 0,
+    gid: 0,
+  };
   return { ...busybox, tag: FAILING_JOB_IMAGE, entries: busybox.entries.map((e) => (e.path === script.path ? script : e)) };
 }
 
@@ -122,9 +131,13 @@ export function operatorImageSpec(opts: { dockerfile: string; repoRoot: string; 
   const stage = parseFinalStage(readFileSync(opts.dockerfile, 'utf8'));
   const copies = stage.copies.map((c) => {
     const workdir = stage.stageWorkdirs[c.fromStage];
-    if (!workdir || !c.source.startsWith(`${workdir}/`)) throw new ControlPlaneError(`Dockerfile: cannot map ${c.source} of stage ${c.fromStage} to the source tree.`);
+    if (!workdir || !c.source.startsWith(`${workdir}/`))
+      throw new ControlPlaneError(`Dockerfile: cannot map ${c.source} of stage ${c.fromStage} to the source tree.`);
     const local = join(opts.repoRoot, c.source.slice(workdir.length + 1));
-    if (local !== opts.bundle) throw new ControlPlaneError(`Dockerfile: the final stage copies ${c.source}; the local image knows only the bundle (${opts.bundle}).`);
+    if (local !== opts.bundle)
+      throw new ControlPlaneError(
+        `Dockerfile: the final stage copies ${c.source}; the local image knows only the bundle (${opts.bundle}).`,
+      );
     return file(c.dest.replace(/^\//, ''), local, 0o644);
   });
   const node = realpathSync(process.execPath);
@@ -171,7 +184,10 @@ export function buildImage(mkimage: string, spec: ImageSpec): BuiltImage {
 /** Imports image tars into the node's containerd (the kubelet's CRI namespace). */
 export function importImages(containerdSocket: string, images: BuiltImage[]): void {
   for (const image of images) {
-    const run = spawnSync('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', 'images', 'import', image.tar], { encoding: 'utf8' });
-    if (run.status !== 0) throw new ControlPlaneError(`Could not import ${image.tag} into the node: ${(run.stderr || run.error?.message || '').trim()}`);
+    const run = spawnSync('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', 'images', 'import', image.tar], {
+      encoding: 'utf8',
+    });
+    if (run.status !== 0)
+      throw new ControlPlaneError(`Could not import ${image.tag} into the node: ${(run.stderr || run.error?.message || '').trim()}`);
   }
 }

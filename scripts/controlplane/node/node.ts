@@ -78,14 +78,18 @@ export function nodeLayout(clusterDir: string): NodeLayout {
 
 function run(command: string, args: string[], what: string): string {
   const r = spawnSync(command, args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new ControlPlaneError(`${what} failed: ${command} ${args.join(' ')}: ${(r.stderr || r.error?.message || '').trim()}`);
+  if (r.status !== 0)
+    throw new ControlPlaneError(`${what} failed: ${command} ${args.join(' ')}: ${(r.stderr || r.error?.message || '').trim()}`);
   return r.stdout;
 }
 
 const netnsPath = (name: string): string => `/run/netns/${name}`;
 const netnsExists = (name: string): boolean => existsSync(netnsPath(name));
 /** Runs a command in the node's network namespace only (nsenter keeps the host's mounts, which the kubelet and containerd must share). */
-const inNetns = (l: NodeLayout, bin: string, args: string[]): [string, string[]] => ['nsenter', [`--net=${netnsPath(l.netns)}`, bin, ...args]];
+const inNetns = (l: NodeLayout, bin: string, args: string[]): [string, string[]] => [
+  'nsenter',
+  [`--net=${netnsPath(l.netns)}`, bin, ...args],
+];
 
 function createNetns(l: NodeLayout): void {
   if (netnsExists(l.netns)) run('ip', ['netns', 'delete', l.netns], 'Removing a stale node network namespace');
@@ -116,8 +120,15 @@ export async function startNode(opts: NodeStartOptions): Promise<NodeState> {
   ensureHostReady(log);
   const bin = await ensureNodeBinaries(log);
   const l = nodeLayout(dir);
-  for (const d of [l.dir, l.cniConfDir, l.cniIpamDir, l.kubeletRoot, l.podLogsDir, l.containerdRoot, l.containerdState]) mkdirSync(d, { recursive: true });
-  const state: NodeState = { netns: l.netns, cgroupRoot: l.cgroupRoot, kubeletPort: opts.kubeletPort, containerdSocket: l.containerdSocket, pids: {} };
+  for (const d of [l.dir, l.cniConfDir, l.cniIpamDir, l.kubeletRoot, l.podLogsDir, l.containerdRoot, l.containerdState])
+    mkdirSync(d, { recursive: true });
+  const state: NodeState = {
+    netns: l.netns,
+    cgroupRoot: l.cgroupRoot,
+    kubeletPort: opts.kubeletPort,
+    containerdSocket: l.containerdSocket,
+    pids: {},
+  };
   const start = (name: string, command: string, args: string[]): Launched => {
     const proc = launch(name, command, args, dir, detached);
     state.pids[name] = proc.pid;
@@ -128,15 +139,25 @@ export async function startNode(opts: NodeStartOptions): Promise<NodeState> {
     const apiPort = String(opts.apiserverPort);
     const kubeletPort = String(opts.kubeletPort);
     start('forward-apiserver-host', 'socat', [`UNIX-LISTEN:${l.apiserverSocket},fork,unlink-early`, `TCP:127.0.0.1:${apiPort}`]);
-    start('forward-apiserver-node', ...inNetns(l, 'socat', [`TCP-LISTEN:${apiPort},bind=${NODE_IP},fork,reuseaddr`, `UNIX-CONNECT:${l.apiserverSocket}`]));
-    start('forward-kubelet-node', ...inNetns(l, 'socat', [`UNIX-LISTEN:${l.kubeletSocket},fork,unlink-early`, `TCP:127.0.0.1:${kubeletPort}`]));
+    start(
+      'forward-apiserver-node',
+      ...inNetns(l, 'socat', [`TCP-LISTEN:${apiPort},bind=${NODE_IP},fork,reuseaddr`, `UNIX-CONNECT:${l.apiserverSocket}`]),
+    );
+    start(
+      'forward-kubelet-node',
+      ...inNetns(l, 'socat', [`UNIX-LISTEN:${l.kubeletSocket},fork,unlink-early`, `TCP:127.0.0.1:${kubeletPort}`]),
+    );
     start('forward-kubelet-host', 'socat', [`TCP-LISTEN:${kubeletPort},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${l.kubeletSocket}`]);
 
     writeFileSync(join(l.cniConfDir, '10-echoperator.conflist'), cniConflist(l));
     writeFileSync(l.containerdConfig, containerdConfig(l, PAUSE_IMAGE));
     const containerd = start('containerd', ...inNetns(l, 'containerd', ['--config', l.containerdConfig, '--log-level', 'warn']));
     await waitForSocket('containerd', containerd, () => existsSync(l.containerdSocket) && ctr(l, ['version']).ok, 30_000);
-    importImages(l.containerdSocket, [buildImage(bin.mkimage, pauseImageSpec(bin.pause)), buildImage(bin.mkimage, busyboxImageSpec()), buildImage(bin.mkimage, failingImageSpec())]);
+    importImages(l.containerdSocket, [
+      buildImage(bin.mkimage, pauseImageSpec(bin.pause)),
+      buildImage(bin.mkimage, busyboxImageSpec()),
+      buildImage(bin.mkimage, failingImageSpec()),
+    ]);
 
     const nodeServer = `https://${NODE_IP}:${apiPort}`;
     start('kube-scheduler', bin.kubeScheduler, [
@@ -167,7 +188,9 @@ export async function startNode(opts: NodeStartOptions): Promise<NodeState> {
       'the node (kubelet)',
       kubelet,
       0,
-      async () => (await httpJson<NodeObject>(nodeUrl, opts.adminTls))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      async () =>
+        (await httpJson<NodeObject>(nodeUrl, opts.adminTls))?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ??
+        false,
       120_000,
     );
     log(`node: ${NODE_NAME} Ready in ${formatDuration(Date.now() - started)} (network namespace ${l.netns})`);
@@ -179,7 +202,16 @@ export async function startNode(opts: NodeStartOptions): Promise<NodeState> {
 }
 
 /** Order matters: the kubelet first (it would restart containers), containers before containerd, forwarders last. */
-const STOP_ORDER = ['kube-scheduler', 'kubelet', 'kube-proxy', 'containerd', 'forward-kubelet-host', 'forward-kubelet-node', 'forward-apiserver-node', 'forward-apiserver-host'];
+const STOP_ORDER = [
+  'kube-scheduler',
+  'kubelet',
+  'kube-proxy',
+  'containerd',
+  'forward-kubelet-host',
+  'forward-kubelet-node',
+  'forward-apiserver-node',
+  'forward-apiserver-host',
+];
 
 /** Stops the node and removes all it made; safe to call on a half-started or already stopped node. */
 export async function stopNode(clusterDir: string, state: NodeState | undefined): Promise<void> {
@@ -213,7 +245,11 @@ function removeContainers(l: NodeLayout): void {
 function createCgroupRoot(l: NodeLayout): void {
   const base = '/sys/fs/cgroup';
   const unified = existsSync(join(base, 'cgroup.controllers'));
-  const hierarchies = unified ? [base] : readdirSync(base).filter((h) => h !== 'unified').map((h) => join(base, h));
+  const hierarchies = unified
+    ? [base]
+    : readdirSync(base)
+        .filter((h) => h !== 'unified')
+        .map((h) => join(base, h));
   for (const h of hierarchies) {
     const d = join(h, l.cgroupRoot);
     mkdirSync(d, { recursive: true });
@@ -313,7 +349,16 @@ function unmountUnder(dir: string): void {
  * configuration says: the kubelet's container log links and device-plugin folder, libcni's result
  * cache, containerd shims' socket folder, and ip's namespace folder.
  */
-export const FIXED_PATHS = ['/var/log/containers', '/var/lib/kubelet/device-plugins', '/var/lib/kubelet', '/var/lib/cni/results', '/var/lib/cni', '/run/containerd/s', '/run/containerd', '/run/netns'];
+export const FIXED_PATHS = [
+  '/var/log/containers',
+  '/var/lib/kubelet/device-plugins',
+  '/var/lib/kubelet',
+  '/var/lib/cni/results',
+  '/var/lib/cni',
+  '/run/containerd/s',
+  '/run/containerd',
+  '/run/netns',
+];
 const CONTAINER_LOG_LINKS = '/var/log/containers';
 const CNI_RESULTS = '/var/lib/cni/results';
 
@@ -356,7 +401,8 @@ function removeFilesOutside(l: NodeLayout): void {
 export function nodeLeftovers(clusterDir: string): string[] {
   const l = nodeLayout(clusterDir);
   const found: string[] = [];
-  for (const pid of processesMentioning(l.dir)) found.push(`process ${pid}: ${readFileSafe(`/proc/${pid}/cmdline`).replace(/\0/g, ' ').trim()}`);
+  for (const pid of processesMentioning(l.dir))
+    found.push(`process ${pid}: ${readFileSafe(`/proc/${pid}/cmdline`).replace(/\0/g, ' ').trim()}`);
   for (const m of mountsUnder(clusterDir)) found.push(`mount ${m}`);
   for (const c of cgroupDirs(l)) found.push(`cgroup ${c}`);
   if (netnsExists(l.netns)) found.push(`network namespace ${l.netns} (its interfaces, iptables chains and sysctls)`);
@@ -374,7 +420,11 @@ export function machineLeftovers(): string[] {
   for (const ns of listDir('/run/netns')) if (/\/echoperator-[0-9a-f]+$/.test(ns)) found.push(`network namespace ${ns}`);
   for (const h of listDir('/sys/fs/cgroup')) for (const c of listDir(h)) if (/\/echoperator-[0-9a-f]+$/.test(c)) found.push(`cgroup ${c}`);
   for (const p of FIXED_PATHS) if (existsSync(p)) found.push(`folder ${p}`);
-  for (const pid of [...processesMentioning('kubelet.yaml'), ...processesMentioning('containerd.toml'), ...processesMentioning('kube-proxy.yaml')]) {
+  for (const pid of [
+    ...processesMentioning('kubelet.yaml'),
+    ...processesMentioning('containerd.toml'),
+    ...processesMentioning('kube-proxy.yaml'),
+  ]) {
     found.push(`process ${pid}: ${readFileSafe(`/proc/${pid}/cmdline`).replace(/\0/g, ' ').trim()}`);
   }
   return found;

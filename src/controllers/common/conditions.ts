@@ -14,7 +14,12 @@ export function setConditions(
 ): Condition[] {
   return next.map((c) => {
     const old = previous?.find((p) => p.type === c.type);
-    const lastTransitionTime = old && old.status === c.status ? old.lastTransitionTime : now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const lastTransitionTime =
+      old && old.status === c.status
+        ? old.lastTransitionTime
+        : now()
+            .toISOString()
+            .replace(/\.\d{3}Z$/, 'Z');
     return { type: c.type, status: c.status, observedGeneration, lastTransitionTime, reason: c.reason, message: c.message };
   });
 }

@@ -41,14 +41,21 @@ export async function reconcileFailed(err: unknown, ctx: ReconcileContext, repor
 
 export function failureReason(err: unknown): string {
   if (isForbidden(err)) return 'Forbidden';
-  return (err as { reason?: string })?.reason && /^[A-Za-z]+$/.test((err as { reason: string }).reason) ? (err as { reason: string }).reason : 'ReconcileError';
+  return (err as { reason?: string })?.reason && /^[A-Za-z]+$/.test((err as { reason: string }).reason)
+    ? (err as { reason: string }).reason
+    : 'ReconcileError';
 }
 
 /**
  * Sets the failure condition and records a Warning Event (the recorder's spam filter bounds how
  * many a hot loop can produce). Best effort: if even this write fails, the retry tries again.
  */
-type Reported<S> = { apiVersion?: string; kind?: string; metadata: { name?: string; namespace?: string; generation?: number; uid?: string; resourceVersion?: string }; status?: S };
+type Reported<S> = {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name?: string; namespace?: string; generation?: number; uid?: string; resourceVersion?: string };
+  status?: S;
+};
 
 export async function reportFailure<S extends { conditions?: Condition[] }, O extends Reported<S>>(
   api: ApiWriter,
@@ -62,11 +69,19 @@ export async function reportFailure<S extends { conditions?: Condition[] }, O ex
   signal: AbortSignal,
   wrote?: (obj: O) => void,
 ): Promise<void> {
-  events.recordEvent({ ...obj, apiVersion: obj.apiVersion ?? `${type.group}/${type.version}`, kind: obj.kind ?? type.kind }, 'Warning', 'ReconcileFailed', describeError(err).slice(0, 1024));
+  events.recordEvent(
+    { ...obj, apiVersion: obj.apiVersion ?? `${type.group}/${type.version}`, kind: obj.kind ?? type.kind },
+    'Warning',
+    'ReconcileFailed',
+    describeError(err).slice(0, 1024),
+  );
   const current = obj.status ?? ({} as S);
-  const failed = setConditions(current.conditions?.filter((c) => c.type === conditionType), [
-    { type: conditionType, status: 'False', reason: failureReason(err), message: describeError(err).slice(0, 1024) },
-  ], obj.metadata.generation, now)[0]!;
+  const failed = setConditions(
+    current.conditions?.filter((c) => c.type === conditionType),
+    [{ type: conditionType, status: 'False', reason: failureReason(err), message: describeError(err).slice(0, 1024) }],
+    obj.metadata.generation,
+    now,
+  )[0]!;
   const conditions = [...(current.conditions ?? []).filter((c) => c.type !== conditionType), failed];
   try {
     await writeStatus(api, type, obj, current, { ...current, conditions }, signal, wrote);

@@ -7,7 +7,10 @@ import { createHash } from 'node:crypto';
 /** 10 lowercase base-36 characters of SHA-256: ~52 bits, collisions are not a practical concern. */
 export function shortHash(...parts: string[]): string {
   const digest = createHash('sha256').update(parts.join('\u0000')).digest();
-  return BigInt(`0x${digest.subarray(0, 8).toString('hex')}`).toString(36).padStart(13, '0').slice(-10);
+  return BigInt(`0x${digest.subarray(0, 8).toString('hex')}`)
+    .toString(36)
+    .padStart(13, '0')
+    .slice(-10);
 }
 
 /**

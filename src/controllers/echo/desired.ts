@@ -32,7 +32,14 @@ export function ownedObjectMeta(
   name: string,
   labels: Record<string, string>,
 ): V1ObjectMeta {
-  const ref: V1OwnerReference = { apiVersion: API_VERSION, kind: ownerKind, name: owner.metadata.name!, uid: owner.metadata.uid!, controller: true, blockOwnerDeletion: true };
+  const ref: V1OwnerReference = {
+    apiVersion: API_VERSION,
+    kind: ownerKind,
+    name: owner.metadata.name!,
+    uid: owner.metadata.uid!,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
   return { name, namespace: owner.metadata.namespace, labels, ownerReferences: [ref] };
 }
 

@@ -48,7 +48,20 @@ export class EchoReconciler implements Reconciler {
     try {
       await this.reconcileEcho(latest, ctx);
     } catch (err) {
-      return reconcileFailed(err, ctx, () => reportFailure(this.deps.api, this.deps.events, ECHOS, latest.echo, RECONCILED_CONDITION, err, this.now, ctx.log, ctx.signal, this.wrote));
+      return reconcileFailed(err, ctx, () =>
+        reportFailure(
+          this.deps.api,
+          this.deps.events,
+          ECHOS,
+          latest.echo,
+          RECONCILED_CONDITION,
+          err,
+          this.now,
+          ctx.log,
+          ctx.signal,
+          this.wrote,
+        ),
+      );
     }
     return undefined;
   }
@@ -65,7 +78,9 @@ export class EchoReconciler implements Reconciler {
       // stalled) would take the CURRENT message's Job for a previous one. Confirm first.
       const { why } = await this.checkLive(echo, ctx);
       if (why) {
-        ctx.log.info(`not deleting the previous run's Job: ${why} (the cache is behind)`, { jobs: previous.map((j) => j.metadata?.name).join(',') });
+        ctx.log.info(`not deleting the previous run's Job: ${why} (the cache is behind)`, {
+          jobs: previous.map((j) => j.metadata?.name).join(','),
+        });
         return;
       }
     }
@@ -145,17 +160,22 @@ export class EchoReconciler implements Reconciler {
   private async checkLive(echo: Echo, ctx: ReconcileContext): Promise<{ live?: Echo; why?: string }> {
     let live: Echo;
     try {
-      live = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), { signal: ctx.signal });
+      live = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), {
+        signal: ctx.signal,
+      });
     } catch (err) {
       if (isNotFound(err)) return { why: 'the Echo is gone' };
       throw err;
     }
     const meta = live.metadata;
     const why =
-      meta.uid !== echo.metadata.uid ? 'the Echo was re-created'
-      : meta.deletionTimestamp ? 'the Echo is being deleted'
-      : meta.generation !== echo.metadata.generation ? 'the Echo has a newer spec'
-      : undefined;
+      meta.uid !== echo.metadata.uid
+        ? 'the Echo was re-created'
+        : meta.deletionTimestamp
+          ? 'the Echo is being deleted'
+          : meta.generation !== echo.metadata.generation
+            ? 'the Echo has a newer spec'
+            : undefined;
     return { live, why };
   }
 

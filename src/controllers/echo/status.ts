@@ -26,19 +26,33 @@ function jobCondition(job: V1Job | undefined, type: string) {
  */
 export function runState(job: V1Job | undefined, name = job?.metadata?.name): RunState {
   if (!job?.status?.startTime && !jobCondition(job, 'Complete') && !jobCondition(job, 'Failed')) {
-    return { phase: 'Pending', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobPending', message: `Job ${name} has not started yet` } };
+    return {
+      phase: 'Pending',
+      succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobPending', message: `Job ${name} has not started yet` },
+    };
   }
   if (jobCondition(job, 'Complete')) {
-    return { phase: 'Succeeded', succeeded: { type: SUCCEEDED_CONDITION, status: 'True', reason: 'JobComplete', message: `Job ${name} printed the message` } };
+    return {
+      phase: 'Succeeded',
+      succeeded: { type: SUCCEEDED_CONDITION, status: 'True', reason: 'JobComplete', message: `Job ${name} printed the message` },
+    };
   }
   const failed = jobCondition(job, 'Failed');
   if (failed) {
     return {
       phase: 'Failed',
-      succeeded: { type: SUCCEEDED_CONDITION, status: 'False', reason: failed.reason || 'JobFailed', message: failed.message || `Job ${name} failed` },
+      succeeded: {
+        type: SUCCEEDED_CONDITION,
+        status: 'False',
+        reason: failed.reason || 'JobFailed',
+        message: failed.message || `Job ${name} failed`,
+      },
     };
   }
-  return { phase: 'Running', succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobRunning', message: `Job ${name} is running` } };
+  return {
+    phase: 'Running',
+    succeeded: { type: SUCCEEDED_CONDITION, status: 'Unknown', reason: 'JobRunning', message: `Job ${name} is running` },
+  };
 }
 
 /** Status for `echo` whose current run is `job` (undefined: not created yet). */
@@ -55,7 +69,12 @@ export function echoStatus(echo: Echo, jobName: string, job: V1Job | undefined, 
   return compact(status);
 }
 
-export const reconciledOk: ConditionInput = { type: RECONCILED_CONDITION, status: 'True', reason: 'Reconciled', message: 'The Job matches the Echo' };
+export const reconciledOk: ConditionInput = {
+  type: RECONCILED_CONDITION,
+  status: 'True',
+  reason: 'Reconciled',
+  message: 'The Job matches the Echo',
+};
 
 export function isFinished(phase: EchoPhase | undefined): boolean {
   return phase === 'Succeeded' || phase === 'Failed';

@@ -46,7 +46,20 @@ export class ScheduledEchoReconciler implements Reconciler {
     try {
       await this.reconcileScheduledEcho(se.kind ? se : { ...se, apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho' }, ctx);
     } catch (err) {
-      return reconcileFailed(err, ctx, () => reportFailure(this.deps.api, this.deps.events, SCHEDULED_ECHOS, se, READY_CONDITION, err, this.now, ctx.log, ctx.signal, this.wrote));
+      return reconcileFailed(err, ctx, () =>
+        reportFailure(
+          this.deps.api,
+          this.deps.events,
+          SCHEDULED_ECHOS,
+          se,
+          READY_CONDITION,
+          err,
+          this.now,
+          ctx.log,
+          ctx.signal,
+          this.wrote,
+        ),
+      );
     }
     return undefined;
   }
@@ -107,7 +120,11 @@ export class ScheduledEchoReconciler implements Reconciler {
   }
 
   /** POST; on AlreadyExists the existing one is returned for the caller's ownership check. */
-  private async createCronJob(se: ScheduledEcho, desired: V1CronJob, ctx: ReconcileContext): Promise<{ cronJob: V1CronJob; created: boolean }> {
+  private async createCronJob(
+    se: ScheduledEcho,
+    desired: V1CronJob,
+    ctx: ReconcileContext,
+  ): Promise<{ cronJob: V1CronJob; created: boolean }> {
     const ns = se.metadata.namespace!;
     try {
       const cronJob = await this.deps.api.request<V1CronJob>('POST', resourcePath(CRONJOBS, ns), {
@@ -118,7 +135,9 @@ export class ScheduledEchoReconciler implements Reconciler {
       return { cronJob, created: true };
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
-      const cronJob = await this.deps.api.request<V1CronJob>('GET', resourcePath(CRONJOBS, ns, desired.metadata!.name), { signal: ctx.signal });
+      const cronJob = await this.deps.api.request<V1CronJob>('GET', resourcePath(CRONJOBS, ns, desired.metadata!.name), {
+        signal: ctx.signal,
+      });
       return { cronJob, created: false };
     }
   }
@@ -131,7 +150,14 @@ export class ScheduledEchoReconciler implements Reconciler {
       observedGeneration: se.metadata.generation,
       conditions: setConditions(
         se.status?.conditions,
-        [{ type: READY_CONDITION, status: 'True', reason: 'CronJobReady', message: `CronJob ${name} runs on schedule "${se.spec.schedule}"` }],
+        [
+          {
+            type: READY_CONDITION,
+            status: 'True',
+            reason: 'CronJobReady',
+            message: `CronJob ${name} runs on schedule "${se.spec.schedule}"`,
+          },
+        ],
         se.metadata.generation,
         this.now,
       ),
@@ -140,4 +166,3 @@ export class ScheduledEchoReconciler implements Reconciler {
     return status;
   }
 }
-

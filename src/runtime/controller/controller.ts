@@ -130,7 +130,10 @@ export class Controller {
     const drained = new AbortController();
     const finished = await Promise.race([
       workers.then(() => true),
-      this.clock.sleep(options.drainTimeoutMs, drained.signal).then(() => false, () => true),
+      this.clock.sleep(options.drainTimeoutMs, drained.signal).then(
+        () => false,
+        () => true,
+      ),
     ]);
     drained.abort();
     if (!finished) {

@@ -200,7 +200,8 @@ export class Informer<T extends KubeObject> {
     const { added, updated, deleted } = this.cache.replace(items, resourceVersion);
     const handlers = this.handlers;
     for (const obj of added) for (const h of handlers) if (h.onAdd) this.call('onAdd', () => h.onAdd!(obj));
-    for (const { oldObj, newObj } of updated) for (const h of handlers) if (h.onUpdate) this.call('onUpdate', () => h.onUpdate!(oldObj, newObj));
+    for (const { oldObj, newObj } of updated)
+      for (const h of handlers) if (h.onUpdate) this.call('onUpdate', () => h.onUpdate!(oldObj, newObj));
     for (const obj of deleted) for (const h of handlers) if (h.onDelete) this.call('onDelete', () => h.onDelete!(obj));
     if (!this.synced) {
       this.synced = true;

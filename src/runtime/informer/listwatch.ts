@@ -39,9 +39,7 @@ export interface WatchOptions {
 }
 
 /** For BOOKMARK, object carries only metadata.resourceVersion; for ERROR, a Status. */
-export type WatchEvent<T> =
-  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T }
-  | { type: 'ERROR'; object: StatusBody };
+export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: StatusBody };
 
 export interface ListerWatcher<T> {
   list(options: ListOptions, signal?: AbortSignal): Promise<ListResult<T>>;

@@ -160,8 +160,10 @@ export class Reflector<T extends KubeObject> {
     this.transform = options.transform ?? ((obj) => obj);
     this.backoff = new Backoff({ clock: this.clock, random: this.random, ...options.backoff });
     if (!(this.pageSize >= 0)) throw new RangeError(`Reflector: pageSize must be >= 0, got ${this.pageSize}`);
-    if (!(this.minWatchTimeoutSeconds >= 1)) throw new RangeError(`Reflector: minWatchTimeoutSeconds must be >= 1, got ${this.minWatchTimeoutSeconds}`);
-    if (!(this.inactivityTimeoutMs > 0)) throw new RangeError(`Reflector: inactivityTimeoutMs must be > 0, got ${this.inactivityTimeoutMs}`);
+    if (!(this.minWatchTimeoutSeconds >= 1))
+      throw new RangeError(`Reflector: minWatchTimeoutSeconds must be >= 1, got ${this.minWatchTimeoutSeconds}`);
+    if (!(this.inactivityTimeoutMs > 0))
+      throw new RangeError(`Reflector: inactivityTimeoutMs must be > 0, got ${this.inactivityTimeoutMs}`);
   }
 
   get status(): ReflectorStatus {

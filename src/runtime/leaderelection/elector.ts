@@ -23,12 +23,7 @@
  */
 import { realClock, type Clock, type Timer } from '../clock.js';
 import { nopLogger, type Logger } from '../../observability/logger.js';
-import {
-  JITTER_FACTOR,
-  validateLeaderElectionConfig,
-  type LeaderElectionConfig,
-  type LeaderElectionConfigInput,
-} from './config.js';
+import { JITTER_FACTOR, validateLeaderElectionConfig, type LeaderElectionConfig, type LeaderElectionConfigInput } from './config.js';
 import { LeaseConflictError, toMicroTime, type LeaderRecord, type LeaseLock, type LeaseState } from './lock.js';
 
 export interface LeaderCallbacks {

@@ -13,9 +13,4 @@ export {
   type RateLimiter,
 } from './ratelimiter.js';
 export { RateLimitingQueue, newRateLimitingQueue, type RateLimitingQueueOptions } from './ratelimiting.js';
-export {
-  noopWorkQueueMetrics,
-  type InFlightWork,
-  type WorkQueueMetrics,
-  type WorkQueueMetricsProvider,
-} from './metrics.js';
+export { noopWorkQueueMetrics, type InFlightWork, type WorkQueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';

@@ -20,12 +20,7 @@
  * Keys are strings because dedup relies on Map identity, which for strings is value equality.
  */
 import { LONGEST_TIMER_MS, realClock, type Clock, type Timer } from '../clock.js';
-import {
-  noopWorkQueueMetrics,
-  type InFlightWork,
-  type WorkQueueMetrics,
-  type WorkQueueMetricsProvider,
-} from './metrics.js';
+import { noopWorkQueueMetrics, type InFlightWork, type WorkQueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';
 
 export interface WorkQueueOptions {
   /** Labels the queue's metrics; a queue without a name reports none, as it cannot be told apart. */

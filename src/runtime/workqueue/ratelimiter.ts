@@ -113,8 +113,5 @@ export class MaxOfRateLimiter<K extends string = string> implements RateLimiter<
 
 /** client-go's DefaultControllerRateLimiter: per-key exponential 5 ms..1000 s, overall 10 qps with burst 100. */
 export function defaultControllerRateLimiter<K extends string = string>(clock: Clock = realClock): RateLimiter<K> {
-  return new MaxOfRateLimiter<K>(
-    new ItemExponentialFailureRateLimiter<K>(5, 1_000_000),
-    new BucketRateLimiter<K>(10, 100, clock),
-  );
+  return new MaxOfRateLimiter<K>(new ItemExponentialFailureRateLimiter<K>(5, 1_000_000), new BucketRateLimiter<K>(10, 100, clock));
 }
