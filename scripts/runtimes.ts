@@ -23,7 +23,7 @@ export const NODE22_VERSION = '22.23.3';
  * - --allow-sys=hostname: the default HA_NODE_ID and the User-Agent;
  * - --allow-read=<kubeconfig>: only the kubeconfig file (in a pod: the service account directory);
  * - --allow-net: the API server, plus listening on the metrics and health ports. With `net` given
- *   (e.g. ['127.0.0.1:6443', '0.0.0.0:8081', '0.0.0.0:2112']) only those; else any host.
+ *   (e.g. ['127.0.0.1:6443', '[::]:8081', '[::]:2112']: the servers listen dual-stack) only those; else any host.
  */
 export function denoPermissions(options: { read: string[]; net?: string[] }): string[] {
   return [

@@ -34,7 +34,7 @@ export interface HealthServerOptions {
    * server": the caller then does not construct one at all.
    */
   port: number;
-  /** Default 0.0.0.0. */
+  /** Default: every address, IPv6 and IPv4 (`::`, dual-stack). */
   host?: string;
   logger?: Logger;
   /** Options of the event-loop watchdog, or false for none. */

@@ -14,7 +14,7 @@ export interface MetricsServerOptions {
   port: number;
   /** Default /metrics. */
   path?: string;
-  /** Default 0.0.0.0. */
+  /** Default: every address, IPv6 and IPv4 (`::`, dual-stack). */
   host?: string;
   /** For error messages; default "METRICS_PORT (--metrics-port)". */
   setting?: string;

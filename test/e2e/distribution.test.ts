@@ -44,7 +44,7 @@ const RUNTIMES: Runtime[] = [
     slug: 'deno',
     // --allow-read follows KUBECONFIG, as the README says to run it.
     command: (ports, kubeconfigPath = kubeconfig()) => {
-      const listen = ports ? [`0.0.0.0:${ports.healthPort}`, `0.0.0.0:${ports.metricsPort}`] : [];
+      const listen = ports ? [`[::]:${ports.healthPort}`, `[::]:${ports.metricsPort}`] : [];
       return [deno, 'run', ...denoPermissions({ read: [kubeconfigPath], net: [apiServerHost(), ...listen] }), bundle];
     },
   },

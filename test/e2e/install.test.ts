@@ -19,11 +19,13 @@ import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../s
 
 /** What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs. */
 const OPERATOR_CAN_I = [
-  'cronjobs.batch||create get list patch update watch',
+  'cronjobs.batch||create delete get list patch update watch',
+  'echos.mmontes.io/finalizers||update',
   'echos.mmontes.io/status||patch update',
   'echos.mmontes.io||get list watch',
   'events||create patch',
   'jobs.batch||create delete get list watch',
+  'scheduledechos.mmontes.io/finalizers||update',
   'scheduledechos.mmontes.io/status||patch update',
   'scheduledechos.mmontes.io||get list watch',
 ];
