@@ -217,6 +217,7 @@ const STOP_ORDER = [
 export async function stopNode(clusterDir: string, state: NodeState | undefined): Promise<void> {
   const l = nodeLayout(clusterDir);
   const pids = state?.pids ?? {};
+  const sandboxes = sandboxIds(l);
   for (const name of STOP_ORDER) {
     if (name === 'containerd' && pids.containerd && isAlive(pids.containerd)) removeContainers(l);
     if (pids[name]) await terminate(pids[name], clusterDir);
@@ -227,7 +228,7 @@ export async function stopNode(clusterDir: string, state: NodeState | undefined)
   unmountUnder(l.dir);
   removeCgroups(l);
   if (netnsExists(l.netns)) run('ip', ['netns', 'delete', l.netns], 'Removing the node network namespace');
-  removeFilesOutside(l);
+  removeFilesOutside(l, sandboxes);
 }
 
 /** Kills and deletes every container through containerd (sandboxes included). */
@@ -370,8 +371,18 @@ function listDir(dir: string): string[] {
   }
 }
 
-/** Our files in the fixed paths: log links into our folder, CNI results of our network. */
-function ourFilesOutside(l: NodeLayout): string[] {
+/** The pod sandboxes containerd's CRI plugin made: their folders in its root and state. */
+function sandboxIds(l: NodeLayout): string[] {
+  const ids = [l.containerdRoot, l.containerdState].flatMap((d) => listDir(join(d, 'io.containerd.grpc.v1.cri', 'sandboxes')));
+  return [...new Set(ids.map((p) => p.slice(p.lastIndexOf('/') + 1)))];
+}
+
+/**
+ * Our files in the fixed paths: log links into our folder, and libcni's cached results of our
+ * network and of the CRI plugin's loopback setup for our sandboxes (no CNI DEL runs when the node
+ * is torn down by killing its containers).
+ */
+function ourFilesOutside(l: NodeLayout, sandboxes: string[] = []): string[] {
   const links = listDir(CONTAINER_LOG_LINKS).filter((p) => {
     try {
       return readlinkSync(p).startsWith(`${l.podLogsDir}/`);
@@ -379,13 +390,14 @@ function ourFilesOutside(l: NodeLayout): string[] {
       return false;
     }
   });
-  const results = listDir(CNI_RESULTS).filter((p) => p.startsWith(join(CNI_RESULTS, `${l.netns}-`)));
+  const ours = new Set(sandboxes.map((id) => join(CNI_RESULTS, `cni-loopback-${id}-lo`)));
+  const results = listDir(CNI_RESULTS).filter((p) => p.startsWith(join(CNI_RESULTS, `${l.netns}-`)) || ours.has(p));
   return [...links, ...results];
 }
 
 /** Removes our files there, then each fixed folder that is left empty (another cluster's stay). */
-function removeFilesOutside(l: NodeLayout): void {
-  for (const p of ourFilesOutside(l)) unlinkSync(p);
+function removeFilesOutside(l: NodeLayout, sandboxes: string[]): void {
+  for (const p of ourFilesOutside(l, sandboxes)) unlinkSync(p);
   for (const dir of FIXED_PATHS) {
     // `ip netns add` bind-mounts /run/netns onto itself (to share namespace mounts): unmount it once empty.
     if (dir === '/run/netns' && existsSync(dir) && listDir(dir).length === 0) spawnSync('umount', [dir]);
