@@ -11,7 +11,7 @@ import { parseSettingsOrExit, type Settings } from './config/index.js';
 import { KubeConfigError, loadKubeConfig } from './kube/config.js';
 import { RestClient } from './kube/rest.js';
 import { Manager, type ManagerConfig } from './manager/manager.js';
-import { KubeEventRecorder, restEventSink } from './observability/events.js';
+import { KubeEventRecorder, restEventSink } from './observability/events/index.js';
 import { HealthServer } from './observability/health.js';
 import { createLogger } from './observability/logging.js';
 import { createMetrics } from './observability/metrics.js';

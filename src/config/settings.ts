@@ -7,7 +7,7 @@
  * The environment variable names are those of the Go echoperator, so its Helm values and
  * ConfigMaps keep working.
  */
-import type { LogLevel } from '../observability/logger.js';
+import type { LogLevel } from '../runtime/log.js';
 import type { LogFormat } from '../observability/logging.js';
 import {
   boolean,

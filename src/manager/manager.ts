@@ -14,13 +14,14 @@ import { restLeaseApi } from '../kube/coordination.js';
 import type { Echo } from '../api/echo.js';
 import type { ScheduledEcho } from '../api/scheduledecho.js';
 import { MANAGED_SELECTOR } from '../controllers/common/labels.js';
-import { nopEventSink, type EventSink, type ObjectCache } from '../controllers/common/ports.js';
+import type { ObjectCache } from '../controllers/common/ports.js';
+import { nopEventRecorder, type EventRecorder } from '../runtime/events.js';
 import { jobForCache } from '../controllers/echo/cache.js';
 import { EchoReconciler } from '../controllers/echo/reconciler.js';
 import { ScheduledEchoReconciler } from '../controllers/scheduledecho/reconciler.js';
 import type { RestClient } from '../kube/rest.js';
 import { CRONJOBS, ECHOS, JOBS, LEASES, SCHEDULED_ECHOS } from '../kube/resources.js';
-import { nopLogger, type Logger } from '../observability/logger.js';
+import { nopLogger, type Logger } from '../runtime/log.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 import { Controller, ImmediateStop, nopControllerMetrics, type ControllerMetrics } from '../runtime/controller/index.js';
 import { ReadYourWrites, type KubeObject } from '../runtime/cache/index.js';
@@ -62,7 +63,7 @@ export interface ManagerDeps {
   rest: RestClient;
   logger?: Logger;
   clock?: Clock;
-  events?: EventSink;
+  events?: EventRecorder;
   health?: HealthRegistry;
   controllerMetrics?: ControllerMetrics;
   queueMetrics?: WorkQueueMetricsProvider;
@@ -119,7 +120,7 @@ export class Manager {
       metrics: deps.controllerMetrics ?? nopControllerMetrics,
       queueMetrics: deps.queueMetrics ?? noopWorkQueueMetrics,
     };
-    const events = deps.events ?? nopEventSink;
+    const events = deps.events ?? nopEventRecorder;
     const echo = new Controller(
       { ...common, name: 'echo' },
       new EchoReconciler({ echos: readYourWrites(this.echos), jobs: this.jobs, api: deps.rest, events, jobImage: config.jobImage }),

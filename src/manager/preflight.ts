@@ -5,7 +5,7 @@
 import { GROUP, VERSION } from '../api/group.js';
 import { describeError, isForbidden, isNotFound, isUnauthorized } from '../kube/errors.js';
 import type { RestClient } from '../kube/rest.js';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from '../runtime/log.js';
 import { Backoff } from '../runtime/backoff.js';
 import type { Clock } from '../runtime/clock.js';
 

@@ -21,8 +21,8 @@
  * (liveness, fails after a stalled event loop: see watchdog.ts for the threshold).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from './logger.js';
-import { nopLogger } from './logger.js';
+import type { Logger } from '../runtime/log.js';
+import { nopLogger } from '../runtime/log.js';
 import { HttpListener } from './http.js';
 import { EventLoopWatchdog, type WatchdogOptions } from './watchdog.js';
 

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RestClient, loadKubeConfig } from '../../src/kube/index.js';
-import { KubeEventRecorder, restEventSink, type EventSubject } from '../../src/observability/events.js';
+import { KubeEventRecorder, restEventSink } from '../../src/observability/events/index.js';
+import type { EventSubject } from '../../src/runtime/events.js';
 import { eventually, kubeconfig, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 
 interface EventList {

@@ -8,7 +8,7 @@ import { desiredJob, jobNameFor } from '../../src/controllers/echo/desired.js';
 import { EchoReconciler } from '../../src/controllers/echo/reconciler.js';
 import { echoStatus, reconciledOk, runState } from '../../src/controllers/echo/status.js';
 import { ApiError } from '../../src/kube/errors.js';
-import { nopLogger } from '../../src/observability/logger.js';
+import { nopLogger } from '../../src/runtime/log.js';
 import { ReadYourWrites, Store } from '../../src/runtime/cache/index.js';
 
 function echo(name: string, message: string, extra: Partial<Echo['metadata']> = {}): Echo {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ApiError, isGone, type RestClient } from '../../src/kube/index.js';
 import { Backoff } from '../../src/runtime/backoff.js';
 import { CONTROLLER_OWNER_INDEX, type KubeObject } from '../../src/runtime/cache/index.js';
-import { FakeClock, flushMicrotasks } from '../../src/runtime/clock.js';
+import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import {
   Informer,
   LAST_APPLIED_ANNOTATION,

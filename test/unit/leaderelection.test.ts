@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { restLeaseApi } from '../../src/kube/coordination.js';
 import { RestClient } from '../../src/kube/rest.js';
-import { FakeClock, flushMicrotasks } from '../../src/runtime/clock.js';
+import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import {
   KubeLeaseLock,
   LeaderElector,

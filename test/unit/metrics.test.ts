@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
-import { FakeClock, flushMicrotasks } from '../../src/runtime/clock.js';
+import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import { newRateLimitingQueue } from '../../src/runtime/workqueue/index.js';
 import { RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS, createMetrics } from '../../src/observability/metrics.js';
 import { VERSION } from '../../src/version.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { FakeClock, flushMicrotasks } from '../../src/runtime/clock.js';
+import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import {
   BucketRateLimiter,
   DelayingQueue,

@@ -5,10 +5,11 @@
 import type { Condition } from '../../api/schema.js';
 import { describeError, isConflict, isForbidden, isTooManyRequests } from '../../kube/errors.js';
 import type { ResourceType } from '../../kube/resources.js';
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../../runtime/log.js';
 import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
 import { setConditions } from './conditions.js';
-import type { ApiWriter, EventSink } from './ports.js';
+import type { EventRecorder } from '../../runtime/events.js';
+import type { ApiWriter } from './ports.js';
 import { writeStatus } from './status.js';
 
 /**
@@ -59,7 +60,7 @@ type Reported<S> = {
 
 export async function reportFailure<S extends { conditions?: Condition[] }, O extends Reported<S>>(
   api: ApiWriter,
-  events: EventSink,
+  events: EventRecorder,
   type: ResourceType,
   obj: O,
   conditionType: string,

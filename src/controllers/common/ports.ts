@@ -1,8 +1,10 @@
 /**
- * What reconcilers need from the rest of the operator, as narrow interfaces: a read-only cache,
- * the API for writes, and an event sink. Reconcilers are tested through these.
+ * What reconcilers need from the rest of the operator, as narrow interfaces: a read-only cache
+ * and the API for writes (Events go through runtime/events' EventRecorder). Reconcilers are
+ * tested through these.
  */
 import type { RequestOpts } from '../../kube/rest.js';
+import type { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 
 /** The reconciler's view of an informer's store: reads only, never the API server. */
 export interface ObjectCache<T> {
@@ -16,20 +18,6 @@ export interface ObjectCache<T> {
   wrote?(obj: T): void;
 }
 
-export const CONTROLLER_OWNER_INDEX = 'controller-owner';
-
 export interface ApiWriter {
   request<T = unknown>(method: string, path: string, opts?: RequestOpts): Promise<T>;
 }
-
-export interface EventObjectRef {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
-}
-
-export interface EventSink {
-  recordEvent(object: EventObjectRef, type: 'Normal' | 'Warning', reason: string, message: string): void;
-}
-
-export const nopEventSink: EventSink = { recordEvent() {} };

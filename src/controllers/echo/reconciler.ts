@@ -15,7 +15,9 @@ import { ECHOS, JOBS, resourcePath } from '../../kube/resources.js';
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
 import { findCondition } from '../common/conditions.js';
 import { reconcileFailed, reportFailure } from '../common/failure.js';
-import { CONTROLLER_OWNER_INDEX, type ApiWriter, type EventSink, type ObjectCache } from '../common/ports.js';
+import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
+import type { EventRecorder } from '../../runtime/events.js';
+import type { ApiWriter, ObjectCache } from '../common/ports.js';
 import { writeStatus } from '../common/status.js';
 import { desiredJob, jobNameFor } from './desired.js';
 import { echoStatus, isFinished, RECONCILED_CONDITION, reconciledOk } from './status.js';
@@ -24,7 +26,7 @@ export interface EchoReconcilerDeps {
   echos: ObjectCache<Echo>;
   jobs: ObjectCache<V1Job>;
   api: ApiWriter;
-  events: EventSink;
+  events: EventRecorder;
   jobImage: string;
   now?: () => Date;
 }

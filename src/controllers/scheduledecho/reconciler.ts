@@ -14,7 +14,9 @@ import { containsDesired } from '../common/compare.js';
 import { setConditions } from '../common/conditions.js';
 import { reconcileFailed, reportFailure } from '../common/failure.js';
 import { FIELD_MANAGER } from '../common/labels.js';
-import { CONTROLLER_OWNER_INDEX, type ApiWriter, type EventSink, type ObjectCache } from '../common/ports.js';
+import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
+import type { EventRecorder } from '../../runtime/events.js';
+import type { ApiWriter, ObjectCache } from '../common/ports.js';
 import { writeStatus } from '../common/status.js';
 import { desiredCronJob } from './desired.js';
 import { apiTime } from '../common/time.js';
@@ -25,7 +27,7 @@ export interface ScheduledEchoReconcilerDeps {
   scheduledEchos: ObjectCache<ScheduledEcho>;
   cronJobs: ObjectCache<V1CronJob>;
   api: ApiWriter;
-  events: EventSink;
+  events: EventRecorder;
   jobImage: string;
   now?: () => Date;
 }

@@ -10,7 +10,6 @@ export {
   namespaceIndexFunc,
   objectKey,
   resourceVersionOf,
-  type CachedObjectMeta,
   type IndexFunc,
   type KubeObject,
   type OwnerReference,
@@ -18,4 +17,5 @@ export {
   type ReplaceResult,
   type StoreOptions,
 } from './store.js';
-export { ReadYourWrites, compareResourceVersions, type CacheEvents, type ReadableCache } from './readyourwrites.js';
+export { ReadYourWrites, compareResourceVersions, type ReadableCache } from './readyourwrites.js';
+export type { EventHandler, EventSource } from './handler.js';

@@ -16,15 +16,11 @@
  * resourceVersion that is not an integer cannot be ordered: then the cache's copy is used, as
  * without this layer.
  */
+import type { EventSource } from './handler.js';
 import { objectKey, type KubeObject } from './store.js';
 
 export interface ReadableCache<T> {
   get(key: string): T | undefined;
-}
-
-/** What an informer calls (the shape of runtime/controller's EventHandler). */
-export interface CacheEvents<T> {
-  addEventHandler(handler: { onAdd?(obj: T): void; onUpdate?(oldObj: T, newObj: T): void; onDelete?(obj: T): void }): void;
 }
 
 /** -1, 0 or 1 as a is older, the same or newer than b; undefined when they cannot be ordered. */
@@ -42,7 +38,7 @@ export class ReadYourWrites<T extends KubeObject> {
 
   constructor(
     private readonly cache: ReadableCache<T>,
-    events: CacheEvents<T>,
+    events: EventSource<T>,
   ) {
     const caughtUp = (obj: T): void => void this.dropIfCaughtUp(objectKey(obj), obj);
     events.addEventHandler({

@@ -22,33 +22,9 @@
  * memory): whoever reads them must not mutate them.
  */
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
+import type { KubeObject, OwnerReference } from '../../kube/object.js';
 
-/** The metadata fields the runtime reads; objects carry more. */
-export interface CachedObjectMeta {
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  managedFields?: unknown[];
-}
-
-/** Any Kubernetes object as JSON. */
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: CachedObjectMeta;
-}
+export type { KubeObject, OwnerReference };
 
 /** Maps an object to the index values it is found under; [] = not indexed. */
 export type IndexFunc<T> = (obj: T) => readonly string[];

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { realClock, type Clock } from '../clock.js';
-import { nopLogger, type Logger } from '../../observability/logger.js';
+import { nopLogger, type Logger } from '../log.js';
 import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue, type WorkQueueMetricsProvider } from '../workqueue/index.js';
 import { nopControllerMetrics, type ControllerMetrics } from './metrics.js';
 import type { Reconciler } from './reconciler.js';

@@ -5,7 +5,7 @@
  * computes what should exist, writes the difference and reports what to do next. It never trusts
  * the event that woke it, so missed, repeated or re-ordered events cannot make it wrong.
  */
-import type { Logger } from '../../observability/logger.js';
+import type { Logger } from '../log.js';
 
 export interface ReconcileContext {
   /** Bound to controller, namespace/name and reconcileID. */

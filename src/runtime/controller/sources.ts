@@ -2,23 +2,14 @@
  * How informer events become queue keys. Keys, not events: the queue de-duplicates them, and the
  * reconciler re-reads the current state anyway.
  */
+import type { EventHandler, EventSource } from '../cache/handler.js';
 import { objectKey, type KubeObject } from '../cache/store.js';
 
-export { objectKey, type KubeObject };
+export { objectKey, type EventHandler, type EventSource, type KubeObject };
 
 /** The fields the predicates below read, beyond what the cache keeps for every object. */
 type Watched = KubeObject & { metadata?: { generation?: number; deletionTimestamp?: unknown; uid?: string } };
 
-export interface EventHandler<T> {
-  onAdd?(obj: T): void;
-  onUpdate?(oldObj: T, newObj: T): void;
-  onDelete?(obj: T): void;
-}
-
-/** Anything that delivers object events: an informer, or several for several namespaces. */
-export interface EventSource<T> {
-  addEventHandler(handler: EventHandler<T>): void;
-}
 
 /**
  * controller-runtime's GenerationChangedPredicate, plus what the reconciler also acts on:

@@ -28,17 +28,14 @@
  * last-applied-configuration annotation, often half of an object's size, before storing.
  */
 import { describeError } from '../../kube/errors.js';
-import { nopLogger, type Logger } from '../../observability/logger.js';
+import { nopLogger, type Logger } from '../log.js';
 import { realClock, type Clock, type Timer } from '../clock.js';
+import type { EventHandler } from '../cache/handler.js';
 import { objectKey, resourceVersionOf, Store, type IndexFunc, type KubeObject, type ReadonlyStore } from '../cache/store.js';
 import type { ListerWatcher } from './listwatch.js';
 import { Reflector, type ReflectorOptions, type ReflectorSink, type ReflectorStatus } from './reflector.js';
 
-export interface EventHandler<T> {
-  onAdd?(obj: T): void;
-  onUpdate?(oldObj: T, newObj: T): void;
-  onDelete?(obj: T): void;
-}
+export type { EventHandler };
 
 /** idle -> running -> stopped (signal aborted) | failed (a bug threw); never back. */
 export type InformerState = 'idle' | 'running' | 'stopped' | 'failed';

@@ -32,7 +32,7 @@
  * Every timer (backoff sleep, watchdog) and every request belongs to run(): when its signal
  * aborts, they are cancelled before run() resolves.
  */
-import { nopLogger, type Logger } from '../../observability/logger.js';
+import { nopLogger, type Logger } from '../log.js';
 import { describeError, isGone } from '../../kube/errors.js';
 import { Backoff, type BackoffOptions } from '../backoff.js';
 import { realClock, type Clock, type Timer } from '../clock.js';

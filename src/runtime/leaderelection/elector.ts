@@ -22,7 +22,7 @@
  *   overlaps with work still running here.
  */
 import { realClock, type Clock, type Timer } from '../clock.js';
-import { nopLogger, type Logger } from '../../observability/logger.js';
+import { nopLogger, type Logger } from '../log.js';
 import { JITTER_FACTOR, validateLeaderElectionConfig, type LeaderElectionConfig, type LeaderElectionConfigInput } from './config.js';
 import { LeaseConflictError, toMicroTime, type LeaderRecord, type LeaseLock, type LeaseState } from './lock.js';
 

@@ -18,11 +18,9 @@
  * - close() stops accepting, flushes for up to a timeout, then abandons what is left (counted),
  *   leaving no timer or request behind.
  */
-import type { Clock } from '../runtime/clock.js';
-import { realClock } from '../runtime/clock.js';
-import { ApiError, describeError, isAlreadyExists, isNotFound, isTransient } from '../kube/errors.js';
-import { EVENTS, resourcePath } from '../kube/resources.js';
-import type { RestClient } from '../kube/rest.js';
+import type { Clock } from '../../runtime/clock.js';
+import { realClock } from '../../runtime/clock.js';
+import { ApiError, describeError, isAlreadyExists, isNotFound, isTransient } from '../../kube/errors.js';
 import {
   COMBINED_PREFIX,
   LruMap,
@@ -30,73 +28,20 @@ import {
   SpamFilter,
   type AggregatorOptions,
   type SpamFilterOptions,
-} from './eventcorrelation.js';
-import type { Logger } from './logger.js';
-import { nopLogger } from './logger.js';
+} from './correlation.js';
+import type { EventRecorder, EventSubject, EventType } from '../../runtime/events.js';
+import type { Logger } from '../../runtime/log.js';
+import type { CoreEvent, EventSink } from './sink.js';
+import { nopLogger } from '../../runtime/log.js';
 
-export type EventType = 'Normal' | 'Warning';
-
-/** The object an event is about: any Kubernetes object will do. */
-export interface EventSubject {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string };
-}
-
-export interface EventRecorder {
-  /** Queues an event about `object`; returns at once. reason is UpperCamelCase, e.g. JobCreated. */
-  recordEvent(object: EventSubject, type: EventType, reason: string, message: string): void;
+/** The recorder the operator runs: events go out in the background, so they can be flushed and closed. */
+export interface BackgroundEventRecorder extends EventRecorder {
   /** Resolves true once everything recorded so far was written (or given up), false on timeout. */
   flush(timeoutMs?: number): Promise<boolean>;
   /** Stops accepting events, flushes for up to timeoutMs, then abandons the rest. Idempotent. */
   close(timeoutMs?: number): Promise<void>;
 }
 
-/** A core/v1 Event as this recorder writes it. */
-export interface CoreEvent {
-  apiVersion: 'v1';
-  kind: 'Event';
-  metadata: { name: string; namespace: string };
-  involvedObject: { apiVersion: string; kind: string; name: string; namespace?: string; uid?: string; resourceVersion?: string };
-  type: EventType;
-  reason: string;
-  message: string;
-  source: { component: string };
-  firstTimestamp: string;
-  lastTimestamp: string;
-  count: number;
-  reportingComponent: string;
-  reportingInstance: string;
-}
-
-export interface EventCountPatch {
-  count: number;
-  lastTimestamp: string;
-  message: string;
-}
-
-/** Where Events go: the API server, or a fake in tests. Errors are ApiErrors. */
-export interface EventSink {
-  create(event: CoreEvent, signal: AbortSignal): Promise<void>;
-  patch(namespace: string, name: string, patch: EventCountPatch, signal: AbortSignal): Promise<void>;
-}
-
-/** Writes Events through the operator's RestClient. */
-export function restEventSink(rest: Pick<RestClient, 'request'>): EventSink {
-  return {
-    async create(event, signal) {
-      await rest.request('POST', resourcePath(EVENTS, event.metadata.namespace), { body: event, signal, timeoutMs: 10_000 });
-    },
-    async patch(namespace, name, patch, signal) {
-      await rest.request('PATCH', resourcePath(EVENTS, namespace, name), {
-        body: patch,
-        contentType: 'application/merge-patch+json',
-        signal,
-        timeoutMs: 10_000,
-      });
-    },
-  };
-}
 
 export interface EventRecorderOptions {
   sink: EventSink;
@@ -160,7 +105,7 @@ interface Written {
   lastAt: number;
 }
 
-export class KubeEventRecorder implements EventRecorder {
+export class KubeEventRecorder implements BackgroundEventRecorder {
   private readonly sink: EventSink;
   private readonly component: string;
   private readonly instance: string;
@@ -416,40 +361,6 @@ export class KubeEventRecorder implements EventRecorder {
     const base = objectName.slice(0, 253 - 18).replace(/[^a-z0-9]+$/, '');
     return `${base || 'object'}.${nanos.toString(16)}`;
   }
-}
-
-/** Records nothing: for tests and tools that have no API server. */
-export const nopEventRecorder: EventRecorder = {
-  recordEvent() {},
-  flush: async () => true,
-  close: async () => {},
-};
-
-export interface RecordedEvent {
-  object: EventSubject;
-  type: EventType;
-  reason: string;
-  message: string;
-}
-
-/** Keeps every event in memory, unfiltered: lets controller tests assert what they recorded. */
-export class FakeEventRecorder implements EventRecorder {
-  readonly events: RecordedEvent[] = [];
-
-  recordEvent(object: EventSubject, type: EventType, reason: string, message: string): void {
-    this.events.push({ object, type, reason, message });
-  }
-
-  /** "Type Reason message" lines, like client-go's FakeRecorder. */
-  lines(): string[] {
-    return this.events.map((e) => `${e.type} ${e.reason} ${e.message}`);
-  }
-
-  async flush(): Promise<boolean> {
-    return true;
-  }
-
-  async close(): Promise<void> {}
 }
 
 function truncate(s: string, max: number): string {

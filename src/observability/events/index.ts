@@ -1,0 +1,2 @@
+export * from './recorder.js';
+export * from './sink.js';
