@@ -15,6 +15,9 @@ import type { V1Job } from '@kubernetes/client-node';
 import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OUTDIR } from '../infra/chart.js';
+import { API_VERSION, crdName, ECHOS, SCHEDULED_ECHOS } from '../src/api/index.js';
+import { ECHO_LABEL } from '../src/controllers/echo/desired.js';
+import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
 import { isRunning, readState, startControlPlane, wantNode, type ControlPlaneState } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { acquireControlPlane, defaultClusterDir } from './controlplane/session.js';
@@ -48,8 +51,8 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => T | unde
   }
 }
 
-const HELLO = `apiVersion: mmontes.io/v1alpha1
-kind: Echo
+const HELLO = `apiVersion: ${API_VERSION}
+kind: ${ECHOS.kind}
 metadata:
   name: hello-world
   namespace: default
@@ -57,8 +60,8 @@ spec:
   message: "Hola, 世界!"
 `;
 
-const EVERY_MINUTE = `apiVersion: mmontes.io/v1alpha1
-kind: ScheduledEcho
+const EVERY_MINUTE = `apiVersion: ${API_VERSION}
+kind: ${SCHEDULED_ECHOS.kind}
 metadata:
   name: hello-every-minute
   namespace: default
@@ -84,7 +87,7 @@ async function installInCluster(kubeconfig: string, state: ControlPlaneState): P
 function runFromSource(kubeconfig: string): () => Promise<void> {
   say('Installing the CRDs (crds/) and starting the operator from source (npm start)');
   kubectl(kubeconfig, ['apply', '--server-side', '--force-conflicts', '-f', 'crds/']);
-  kubectl(kubeconfig, ['wait', '--for=condition=Established', 'crd/echos.mmontes.io', 'crd/scheduledechos.mmontes.io']);
+  kubectl(kubeconfig, ['wait', '--for=condition=Established', ...CUSTOM_RESOURCES.map((k) => `crd/${crdName(k)}`)]);
   const operator = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     stdio: ['ignore', 'inherit', 'inherit'],
     env: { ...process.env, KUBECONFIG: kubeconfig, LOG_FORMAT: 'text', HEALTH_PORT: '0', METRICS_PORT: '0', NAMESPACE: 'default' },
@@ -113,11 +116,11 @@ async function main(): Promise<void> {
   try {
     say('Applying a hello-world Echo');
     process.stdout.write(HELLO);
-    kubectl(kubeconfig, ['delete', 'echo', 'hello-world', '-n', 'default', '--ignore-not-found', '--wait=true']);
+    kubectl(kubeconfig, ['delete', ECHOS.singular, 'hello-world', '-n', 'default', '--ignore-not-found', '--wait=true']);
     kubectl(kubeconfig, ['apply', '-f', '-'], HELLO);
     if (!podsRun) {
       const job = await waitFor('the Job', 30_000, () =>
-        kubectl(kubeconfig, ['get', 'jobs', '-n', 'default', '-l', 'mmontes.io/echo=hello-world', '-o', 'name']).trim(),
+        kubectl(kubeconfig, ['get', 'jobs', '-n', 'default', '-l', `${ECHO_LABEL}=hello-world`, '-o', 'name']).trim(),
       );
       console.log(kubectl(kubeconfig, ['get', 'echos,jobs', '-n', 'default']));
       console.log(
@@ -128,7 +131,7 @@ async function main(): Promise<void> {
     const job = await waitFor('the Echo to succeed', 120_000, () => {
       const phase = kubectl(kubeconfig, [
         'get',
-        'echo',
+        ECHOS.singular,
         'hello-world',
         '-n',
         'default',
@@ -137,19 +140,19 @@ async function main(): Promise<void> {
       ]);
       return phase.startsWith('Succeeded/') && phase.slice('Succeeded/'.length);
     });
-    console.log(kubectl(kubeconfig, ['get', 'echos', '-n', 'default']).trim());
+    console.log(kubectl(kubeconfig, ['get', ECHOS.resource, '-n', 'default']).trim());
     say(`kubectl logs job/${job}`);
     process.stdout.write(kubectl(kubeconfig, ['logs', `job/${job}`, '-n', 'default']));
 
     say('Applying a ScheduledEcho (every minute) and waiting for its CronJob to fire');
     process.stdout.write(EVERY_MINUTE);
-    kubectl(kubeconfig, ['delete', 'scheduledecho', 'hello-every-minute', '-n', 'default', '--ignore-not-found', '--wait=true']);
+    kubectl(kubeconfig, ['delete', SCHEDULED_ECHOS.singular, 'hello-every-minute', '-n', 'default', '--ignore-not-found', '--wait=true']);
     kubectl(kubeconfig, ['apply', '-f', '-'], EVERY_MINUTE);
     const run = await waitFor('a scheduled run to complete', 150_000, () => {
       const jobs = (JSON.parse(kubectl(kubeconfig, ['get', 'jobs', '-n', 'default', '-o', 'json'])) as { items: V1Job[] }).items;
       return jobs.find((j) => j.metadata?.ownerReferences?.[0]?.kind === 'CronJob' && j.status?.succeeded === 1)?.metadata?.name;
     });
-    console.log(kubectl(kubeconfig, ['get', 'scheduledechos,cronjobs,jobs', '-n', 'default']).trim());
+    console.log(kubectl(kubeconfig, ['get', `${SCHEDULED_ECHOS.resource},cronjobs,jobs`, '-n', 'default']).trim());
     say(`kubectl logs job/${run}`);
     process.stdout.write(kubectl(kubeconfig, ['logs', `job/${run}`, '-n', 'default']));
   } finally {

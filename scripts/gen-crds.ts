@@ -5,10 +5,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderCrdFiles } from '../src/api/render.js';
+import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
 
 const check = process.argv.includes('--check');
 let drift = 0;
-for (const { file, content } of renderCrdFiles()) {
+for (const { file, content } of renderCrdFiles(CUSTOM_RESOURCES)) {
   const path = join('crds', file);
   let current = '';
   try {

@@ -8,6 +8,7 @@
 import './v8flags.js'; // first: see there
 import { hostname } from 'node:os';
 import { parseSettingsOrExit, type Settings } from './config/index.js';
+import { CONTROLLERS } from './controllers/index.js';
 import { KubeConfigError, loadKubeConfig } from './kube/config.js';
 import { RestClient } from './kube/rest.js';
 import { Manager, type ManagerConfig } from './manager/manager.js';
@@ -66,16 +67,20 @@ async function main(): Promise<number> {
     ? new MetricsServer({ registry: metrics.registry, port: settings.metricsPort, path: settings.metricsPath })
     : undefined;
   const events = new KubeEventRecorder({ sink: restEventSink(rest), instance: settings.haNodeId, logger: log });
-  const manager = new Manager(managerConfig(settings), {
-    rest,
-    logger: log,
-    events,
-    health,
-    controllerMetrics: metrics.controller,
-    queueMetrics: metrics.workqueue,
-    leaderMetrics: metrics.leaderElection(settings.haLeaseLockName),
-    informerMetrics: metrics.informer,
-  });
+  const manager = new Manager(
+    managerConfig(settings),
+    {
+      rest,
+      logger: log,
+      events,
+      health,
+      controllerMetrics: metrics.controller,
+      queueMetrics: metrics.workqueue,
+      leaderMetrics: metrics.leaderElection(settings.haLeaseLockName),
+      informerMetrics: metrics.informer,
+    },
+    CONTROLLERS,
+  );
 
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {

@@ -5,7 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import type { V1Job } from '@kubernetes/client-node';
-import { ECHOS, JOBS, resourcePath } from '../../src/kube/resources.js';
+import { ECHOS } from '../../src/api/echo.js';
+import { JOBS, resourcePath } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/runtime/cache/store.js';
 import {
   createNamespace,

@@ -10,7 +10,8 @@ import { writeStatus } from '../../src/controllers/common/status.js';
 import { desiredJob } from '../../src/controllers/echo/desired.js';
 import { echoStatus, reconciledOk } from '../../src/controllers/echo/status.js';
 import { isAlreadyExists, isConflict } from '../../src/kube/errors.js';
-import { ECHOS, JOBS, resourcePath } from '../../src/kube/resources.js';
+import { ECHOS } from '../../src/api/echo.js';
+import { JOBS, resourcePath } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/runtime/cache/store.js';
 import { now, pool, watch, withRetry, type BenchEnv, type Watched } from './common.js';
 

@@ -1,7 +1,10 @@
 /**
- * Builds a CustomResourceDefinition from a kind's definition: a pure function, used by the CRD
- * generator (crds/) and by the cdk8s constructs (infra/), so both always agree with the types.
+ * One definition per custom resource: its group, version, kind, plural, schema and printer
+ * columns, written once (defineCustomResource). Everything else is derived from it: the REST paths
+ * (it is a ResourceType), the CRD (buildCrd: crds/ and infra/), the preflight's list of required
+ * CRDs, owner references, and the operator's RBAC rules (through the controllers that use it).
  */
+import type { ResourceType } from '../kube/resources.js';
 import { GROUP, VERSION } from './group.js';
 import type { JSONSchemaProps } from './schema.js';
 
@@ -13,13 +16,19 @@ export interface PrinterColumn {
   description?: string;
 }
 
-export interface KindDefinition {
-  kind: string;
-  plural: string;
+/** A custom resource of our API group: a namespaced ResourceType with what its CRD needs. */
+export interface CustomResourceKind extends ResourceType {
+  /** The plural, lower case: the REST path segment and the CRD's names.plural. */
+  resource: string;
   singular: string;
   shortNames: string[];
   schema: JSONSchemaProps;
   printerColumns: PrinterColumn[];
+}
+
+/** Defines a custom resource of our group and version (namespaced, with a status subresource). */
+export function defineCustomResource(def: Omit<CustomResourceKind, 'group' | 'version' | 'namespaced'>): CustomResourceKind {
+  return { group: GROUP, version: VERSION, namespaced: true, ...def };
 }
 
 export interface CustomResourceDefinition {
@@ -41,21 +50,21 @@ export interface CustomResourceDefinition {
   };
 }
 
-export function crdName(def: KindDefinition): string {
-  return `${def.plural}.${GROUP}`;
+export function crdName(def: CustomResourceKind): string {
+  return `${def.resource}.${def.group}`;
 }
 
-export function buildCrd(def: KindDefinition): CustomResourceDefinition {
+export function buildCrd(def: CustomResourceKind): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name: crdName(def), labels: { 'app.kubernetes.io/part-of': 'echoperator' } },
     spec: {
-      group: GROUP,
+      group: def.group,
       names: {
         kind: def.kind,
         listKind: `${def.kind}List`,
-        plural: def.plural,
+        plural: def.resource,
         singular: def.singular,
         shortNames: def.shortNames,
         categories: ['echoperator'],
@@ -63,7 +72,7 @@ export function buildCrd(def: KindDefinition): CustomResourceDefinition {
       scope: 'Namespaced',
       versions: [
         {
-          name: VERSION,
+          name: def.version,
           served: true,
           storage: true,
           schema: { openAPIV3Schema: def.schema },

@@ -1,6 +1,6 @@
 import { API_VERSION } from './group.js';
 import { customResourceSchema, messageSchema, type Condition, type ObjectMeta } from './schema.js';
-import type { KindDefinition } from './crd.js';
+import { defineCustomResource } from './crd.js';
 
 /** An Echo prints its message once, as a Job in its own namespace. */
 export interface Echo {
@@ -44,9 +44,10 @@ const schema = customResourceSchema({
   },
 });
 
-export const echoKind: KindDefinition = {
+/** Echo's one definition: its REST paths, CRD, owner references and RBAC derive from it. */
+export const ECHOS = defineCustomResource({
   kind: 'Echo',
-  plural: 'echos',
+  resource: 'echos',
   singular: 'echo',
   shortNames: ['ec'],
   schema,
@@ -56,4 +57,4 @@ export const echoKind: KindDefinition = {
     { name: 'Job', type: 'string', jsonPath: '.status.jobName' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
-};
+});

@@ -1,6 +1,6 @@
 import { API_VERSION } from './group.js';
 import { customResourceSchema, messageSchema, type Condition, type ObjectMeta } from './schema.js';
-import type { KindDefinition } from './crd.js';
+import { defineCustomResource } from './crd.js';
 
 /** A ScheduledEcho prints its message on a cron schedule, as a CronJob in its own namespace. */
 export interface ScheduledEcho {
@@ -62,9 +62,10 @@ const schema = customResourceSchema({
   },
 });
 
-export const scheduledEchoKind: KindDefinition = {
+/** ScheduledEcho's one definition: its REST paths, CRD, owner references and RBAC derive from it. */
+export const SCHEDULED_ECHOS = defineCustomResource({
   kind: 'ScheduledEcho',
-  plural: 'scheduledechos',
+  resource: 'scheduledechos',
   singular: 'scheduledecho',
   shortNames: ['sec'],
   schema,
@@ -74,4 +75,4 @@ export const scheduledEchoKind: KindDefinition = {
     { name: 'Last Run', type: 'date', jsonPath: '.status.lastScheduleTime' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
-};
+});

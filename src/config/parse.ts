@@ -14,7 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Command, CommanderError, Help, Option } from 'commander';
-import { JITTER_FACTOR } from '../runtime/leaderelection/config.js';
+import { brokenLeaseRule, JITTER_FACTOR, LEASE_DEFAULT_SECONDS } from '../runtime/leaderelection/config.js';
+import { ECHOS, SCHEDULED_ECHOS } from '../api/index.js';
+import { API_VERSION } from '../api/group.js';
 import { VERSION } from '../version.js';
 import { InvalidValue, boolean } from './parsers.js';
 import { SETTINGS, type DefaultContext, type SettingSpec, type Settings } from './settings.js';
@@ -120,7 +122,7 @@ function buildCommand(writeOut: (text: string) => void): { program: Command; opt
   const options = new Map<Key, Option>();
   const specOf = new Map<Option, SettingSpec<unknown>>();
   program
-    .description('Kubernetes operator for Echo and ScheduledEcho (mmontes.io/v1alpha1).')
+    .description(`Kubernetes operator for ${ECHOS.kind} and ${SCHEDULED_ECHOS.kind} (${API_VERSION}).`)
     .version(VERSION, '-V, --version', 'print the version and exit')
     .helpOption('-h, --help', 'show every setting with its environment variable and default')
     .allowExcessArguments(false)
@@ -161,12 +163,18 @@ function crossCheck(s: Settings): void {
   const lease = SETTINGS.haLeaseDurationSeconds.env;
   const renew = SETTINGS.haRenewDeadlineSeconds.env;
   const retry = SETTINGS.haRetryPeriodSeconds.env;
-  if (!(s.haLeaseDurationSeconds > s.haRenewDeadlineSeconds && s.haRenewDeadlineSeconds > JITTER_FACTOR * s.haRetryPeriodSeconds)) {
+  if (
+    brokenLeaseRule({
+      leaseDuration: s.haLeaseDurationSeconds,
+      renewDeadline: s.haRenewDeadlineSeconds,
+      retryPeriod: s.haRetryPeriodSeconds,
+    })
+  ) {
     throw new SettingsError(
       `invalid leader election timing: ${lease} (${s.haLeaseDurationSeconds}) must be greater than ${renew} ` +
         `(${s.haRenewDeadlineSeconds}), which must be greater than ${JITTER_FACTOR} x ${retry} ` +
         `(${JITTER_FACTOR} x ${s.haRetryPeriodSeconds} = ${round(JITTER_FACTOR * s.haRetryPeriodSeconds)}); ` +
-        'otherwise a leader may not notice it lost the Lease before a standby takes over (defaults 15 > 10 > 1.2 x 2)',
+        `otherwise a leader may not notice it lost the Lease before a standby takes over (defaults ${LEASE_DEFAULT_SECONDS.leaseDuration} > ${LEASE_DEFAULT_SECONDS.renewDeadline} > ${JITTER_FACTOR} x ${LEASE_DEFAULT_SECONDS.retryPeriod})`,
     );
   }
   if (s.metricsEnabled && s.metricsPort !== 0 && s.metricsPort === s.healthPort) {

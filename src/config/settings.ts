@@ -7,6 +7,7 @@
  * The environment variable names are those of the Go echoperator, so its Helm values and
  * ConfigMaps keep working.
  */
+import { LEASE_DEFAULT_SECONDS, LEASE_MAX_SECONDS } from '../runtime/leaderelection/config.js';
 import type { LogLevel } from '../runtime/log.js';
 import type { LogFormat } from '../observability/logging.js';
 import {
@@ -85,7 +86,7 @@ export interface SettingSpec<T> {
 export type SettingsTable = { readonly [K in keyof Settings]: SettingSpec<Settings[K]> };
 
 /** An hour: no lease, renewal or shutdown wait is meant to be longer. */
-const HOUR = 3600;
+const HOUR = LEASE_MAX_SECONDS;
 /** A day: the longest sensible resync period. */
 const DAY = 86_400;
 
@@ -166,8 +167,8 @@ export const SETTINGS: SettingsTable = {
     valueName: 'seconds',
     description: 'how long a standby waits on an unrenewed Lease before taking it over',
     parser: positiveSeconds(),
-    default: 15,
-    defaultText: '15',
+    default: LEASE_DEFAULT_SECONDS.leaseDuration,
+    defaultText: String(LEASE_DEFAULT_SECONDS.leaseDuration),
   },
   haRenewDeadlineSeconds: {
     env: 'HA_RENEW_DEADLINE_SECONDS',
@@ -175,8 +176,8 @@ export const SETTINGS: SettingsTable = {
     valueName: 'seconds',
     description: 'how long the leader keeps leading without renewing the Lease before it stops',
     parser: positiveSeconds(),
-    default: 10,
-    defaultText: '10',
+    default: LEASE_DEFAULT_SECONDS.renewDeadline,
+    defaultText: String(LEASE_DEFAULT_SECONDS.renewDeadline),
   },
   haRetryPeriodSeconds: {
     env: 'HA_RETRY_PERIOD_SECONDS',
@@ -184,8 +185,8 @@ export const SETTINGS: SettingsTable = {
     valueName: 'seconds',
     description: 'pause between attempts to acquire or renew the Lease',
     parser: positiveSeconds(),
-    default: 2,
-    defaultText: '2',
+    default: LEASE_DEFAULT_SECONDS.retryPeriod,
+    defaultText: String(LEASE_DEFAULT_SECONDS.retryPeriod),
   },
   metricsEnabled: {
     env: 'METRICS_ENABLED',

@@ -1,7 +1,7 @@
 /**
- * Which resources the operator reads and writes, and how their REST paths are built.
+ * Resource types and their REST paths. The built-in kinds the operator uses are here; our own
+ * custom resources are defined once in src/api (each a ResourceType).
  */
-import { GROUP, VERSION } from '../api/group.js';
 export interface ResourceType {
   /** '' for the core group. */
   group: string;
@@ -14,6 +14,11 @@ export interface ResourceType {
 
 export function apiVersionOf(type: ResourceType): string {
   return type.group ? `${type.group}/${type.version}` : type.version;
+}
+
+/** obj with its type's apiVersion and kind (a cache or a list may leave them out). */
+export function withTypeMeta<T extends { apiVersion?: string; kind?: string }>(type: ResourceType, obj: T): T {
+  return obj.kind ? obj : { ...obj, apiVersion: apiVersionOf(type), kind: type.kind };
 }
 
 /**
@@ -30,12 +35,3 @@ export const JOBS: ResourceType = { group: 'batch', version: 'v1', resource: 'jo
 export const CRONJOBS: ResourceType = { group: 'batch', version: 'v1', resource: 'cronjobs', kind: 'CronJob', namespaced: true };
 export const EVENTS: ResourceType = { group: '', version: 'v1', resource: 'events', kind: 'Event', namespaced: true };
 export const LEASES: ResourceType = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases', kind: 'Lease', namespaced: true };
-
-export const ECHOS: ResourceType = { group: GROUP, version: VERSION, resource: 'echos', kind: 'Echo', namespaced: true };
-export const SCHEDULED_ECHOS: ResourceType = {
-  group: GROUP,
-  version: VERSION,
-  resource: 'scheduledechos',
-  kind: 'ScheduledEcho',
-  namespaced: true,
-};

@@ -1,3 +1,2 @@
 export * from './manager.js';
-export * from './informers.js';
 export * from './preflight.js';

@@ -1,34 +1,37 @@
 /**
- * The manager wires the parts and owns their lifetimes (controller-runtime's manager):
+ * The manager runs declared controllers and owns their parts' lifetimes (controller-runtime's
+ * manager):
  *
- *   always on, on every replica: informers + caches, probes, metrics, the Lease watch;
+ *   always on, on every replica: one informer (and cache) per resource type the controllers
+ *   declare, shared between them; probes; metrics; the Lease watch;
  *   leader only: the controllers' workers (all of them, or none).
  *
- * Guarantees: workers start only after every cache has synced; on graceful stop no new work is
- * taken, in-flight reconciles get a bounded time to finish, and only then is the Lease released
- * (so the next leader never overlaps with us); when leadership is lost, in-flight reconciles are
- * aborted at once and run() rejects with LeadershipLostError so the process exits non-zero.
+ * Guarantees: workers start only after every cache has synced. Two signals stop the workers
+ * (see runtime/controller's RunSignals): on a graceful stop no new work is taken and in-flight
+ * reconciles get a bounded time to finish, and only then is the Lease released (so the next leader
+ * never overlaps with us); when leadership is lost, in-flight reconciles are aborted at once and
+ * run() rejects with LeadershipLostError so the process exits non-zero.
  */
-import type { V1CronJob, V1Job } from '@kubernetes/client-node';
 import { restLeaseApi } from '../kube/coordination.js';
-import type { Echo } from '../api/echo.js';
-import type { ScheduledEcho } from '../api/scheduledecho.js';
-import { MANAGED_SELECTOR } from '../controllers/common/labels.js';
-import type { ObjectCache } from '../controllers/common/ports.js';
-import { nopEventRecorder, type EventRecorder } from '../runtime/events.js';
-import { jobForCache } from '../controllers/echo/cache.js';
-import { EchoReconciler } from '../controllers/echo/reconciler.js';
-import { ScheduledEchoReconciler } from '../controllers/scheduledecho/reconciler.js';
 import type { RestClient } from '../kube/rest.js';
-import { CRONJOBS, ECHOS, JOBS, LEASES, SCHEDULED_ECHOS } from '../kube/resources.js';
-import { nopLogger, type Logger } from '../runtime/log.js';
+import { LEASES, resourcePath, type ResourceType } from '../kube/resources.js';
+import type { ReconcilerDeps } from '../controllers/common/ports.js';
+import { ReadYourWrites, type KubeObject, type ObjectCache } from '../runtime/cache/index.js';
 import { realClock, type Clock } from '../runtime/clock.js';
-import { Controller, ImmediateStop, nopControllerMetrics, type ControllerMetrics } from '../runtime/controller/index.js';
-import { ReadYourWrites, type KubeObject } from '../runtime/cache/index.js';
-import type { InformerMetrics } from '../runtime/informer/index.js';
+import {
+  Controller,
+  nopControllerMetrics,
+  ownerOf,
+  sameType,
+  type ControllerDeclaration,
+  type ControllerMetrics,
+  type OwnedType,
+} from '../runtime/controller/index.js';
+import { nopEventRecorder } from '../runtime/events.js';
+import { InformerSet, informerLiveness, type InformerMetrics } from '../runtime/informer/index.js';
 import { KubeLeaseLock, LeaderElector, type LeaderElectionMetrics } from '../runtime/leaderelection/index.js';
+import { nopLogger, type Logger } from '../runtime/log.js';
 import { noopWorkQueueMetrics, type WorkQueueMetricsProvider } from '../runtime/workqueue/index.js';
-import { InformerSet, informerLiveness } from './informers.js';
 import { waitForApi } from './preflight.js';
 
 export interface LeaderElectionSettings {
@@ -63,7 +66,7 @@ export interface ManagerDeps {
   rest: RestClient;
   logger?: Logger;
   clock?: Clock;
-  events?: EventRecorder;
+  events?: ReconcilerDeps['events'];
   health?: HealthRegistry;
   controllerMetrics?: ControllerMetrics;
   queueMetrics?: WorkQueueMetricsProvider;
@@ -72,47 +75,25 @@ export interface ManagerDeps {
   informerMetrics?: (informerName: string) => InformerMetrics;
 }
 
+type Declaration = ControllerDeclaration<ReconcilerDeps>;
+
 export class Manager {
   private readonly log: Logger;
   private readonly clock: Clock;
-  readonly echos: InformerSet<Echo & KubeObject>;
-  readonly scheduledEchos: InformerSet<ScheduledEcho & KubeObject>;
-  readonly jobs: InformerSet<V1Job & KubeObject>;
-  readonly cronJobs: InformerSet<V1CronJob & KubeObject>;
-  readonly controllers: Controller[];
+  readonly controllers: Controller[] = [];
+  /** One per resource type (and label selector), shared by every controller that declares it. */
+  private readonly caches = new Map<string, InformerSet<KubeObject>>();
   private readonly leases: InformerSet<KubeObject> | undefined;
   private readonly elector: LeaderElector | undefined;
 
   constructor(
     private readonly config: ManagerConfig,
     private readonly deps: ManagerDeps,
+    private readonly declarations: readonly Declaration[],
   ) {
     this.log = deps.logger ?? nopLogger;
     this.clock = deps.clock ?? realClock;
-    const informer = { logger: this.log, clock: this.clock, resyncPeriodMs: config.resyncPeriodMs || undefined };
-    const namespaces = config.watchNamespaces;
-    const metrics = deps.informerMetrics;
-    this.echos = new InformerSet({ rest: deps.rest, type: ECHOS, namespaces, informer, metrics });
-    this.scheduledEchos = new InformerSet({ rest: deps.rest, type: SCHEDULED_ECHOS, namespaces, informer, metrics });
-    // Only what we made: a cluster's other Jobs are none of our business and would cost memory.
-    // And of those, no pod template: the Echo reconciler never reads it (see jobForCache).
-    this.jobs = new InformerSet({
-      rest: deps.rest,
-      type: JOBS,
-      namespaces,
-      labelSelector: MANAGED_SELECTOR,
-      informer: { ...informer, resyncPeriodMs: undefined, transform: jobForCache },
-      metrics,
-    });
-    this.cronJobs = new InformerSet({
-      rest: deps.rest,
-      type: CRONJOBS,
-      namespaces,
-      labelSelector: MANAGED_SELECTOR,
-      informer: { ...informer, resyncPeriodMs: undefined },
-      metrics,
-    });
-
+    const reconcilerDeps: ReconcilerDeps = { api: deps.rest, events: deps.events ?? nopEventRecorder, jobImage: config.jobImage };
     const common = {
       workers: config.workers,
       clock: this.clock,
@@ -120,26 +101,24 @@ export class Manager {
       metrics: deps.controllerMetrics ?? nopControllerMetrics,
       queueMetrics: deps.queueMetrics ?? noopWorkQueueMetrics,
     };
-    const events = deps.events ?? nopEventRecorder;
-    const echo = new Controller(
-      { ...common, name: 'echo' },
-      new EchoReconciler({ echos: readYourWrites(this.echos), jobs: this.jobs, api: deps.rest, events, jobImage: config.jobImage }),
-    )
-      .watchPrimary(this.echos)
-      .watchOwned(this.jobs, { group: 'mmontes.io', kind: 'Echo' });
-    const scheduledEcho = new Controller(
-      { ...common, name: 'scheduledecho' },
-      new ScheduledEchoReconciler({
-        scheduledEchos: readYourWrites(this.scheduledEchos),
-        cronJobs: this.cronJobs,
-        api: deps.rest,
-        events,
-        jobImage: config.jobImage,
-      }),
-    )
-      .watchPrimary(this.scheduledEchos)
-      .watchOwned(this.cronJobs, { group: 'mmontes.io', kind: 'ScheduledEcho' });
-    this.controllers = [echo, scheduledEcho];
+    for (const declaration of declarations) {
+      const primary = this.cacheFor(declaration.primary);
+      const owned = declaration.owned.map((o) => ({ type: o.type, cache: this.cacheFor(o.type, o) }));
+      const reconciler = declaration.reconciler(
+        {
+          primary: readYourWrites(primary),
+          owned: <T>(type: ResourceType): ObjectCache<T> => {
+            const found = owned.find((o) => sameType(o.type, type));
+            if (!found) throw new Error(`controller ${declaration.name} reads ${type.kind}, which it does not own`);
+            return found.cache as unknown as ObjectCache<T>;
+          },
+        },
+        reconcilerDeps,
+      );
+      const controller = new Controller({ ...common, name: declaration.name }, reconciler).watchPrimary(primary);
+      for (const o of owned) controller.watchOwned(o.cache, ownerOf(declaration));
+      this.controllers.push(controller);
+    }
 
     const le = config.leaderElection;
     if (le) {
@@ -164,15 +143,45 @@ export class Manager {
         namespaces: [config.namespace],
         fieldSelector: `metadata.name=${le.leaseName}`,
         informer: { logger: this.log, clock: this.clock },
-        metrics,
+        metrics: deps.informerMetrics,
       });
       const wake = (): void => this.elector!.wake();
       this.leases.addEventHandler({ onAdd: wake, onUpdate: wake, onDelete: wake });
     }
   }
 
+  /**
+   * The shared cache of `type`: the primary kinds whole (with resync), owned kinds narrowed by
+   * their declared selector and transform. Two controllers that declare the same owned type must
+   * declare it alike, or they would each need a different cache of it.
+   */
+  private cacheFor(type: ResourceType, owned?: OwnedType): InformerSet<KubeObject> {
+    const key = `${resourcePath(type)}?${owned?.labelSelector ?? ''}`;
+    const existing = this.caches.get(key);
+    if (existing) {
+      if (existing.transform !== owned?.transform) throw new Error(`${type.kind} is declared with two different cache transforms`);
+      return existing;
+    }
+    const set = new InformerSet<KubeObject>({
+      rest: this.deps.rest,
+      type,
+      namespaces: this.config.watchNamespaces,
+      labelSelector: owned?.labelSelector,
+      informer: {
+        logger: this.log,
+        clock: this.clock,
+        // Owned objects change when their owner's controller acts; a resync of the primaries is enough.
+        resyncPeriodMs: owned ? undefined : this.config.resyncPeriodMs || undefined,
+        transform: owned?.transform,
+      },
+      metrics: this.deps.informerMetrics,
+    });
+    this.caches.set(key, set);
+    return set;
+  }
+
   private get informerSets(): InformerSet<KubeObject>[] {
-    return [this.echos, this.scheduledEchos, this.jobs, this.cronJobs, ...(this.leases ? [this.leases] : [])] as InformerSet<KubeObject>[];
+    return [...this.caches.values(), ...(this.leases ? [this.leases] : [])];
   }
 
   /** Every cache has synced: readiness (also on a standby, so rolling updates proceed). */
@@ -190,7 +199,13 @@ export class Manager {
     const informers = this.informerSets.flatMap((s) => s.informers);
     health?.addLivenessCheck('informers', () => informerLiveness(informers, signal));
 
-    await waitForApi(this.deps.rest, this.log, this.clock, signal);
+    await waitForApi(
+      this.deps.rest,
+      this.declarations.map((d) => d.primary),
+      this.log,
+      this.clock,
+      signal,
+    );
     const informersStop = new AbortController();
     // An informer's run() rejects only on a bug (its own errors are retried forever): stop
     // everything in order, with the lease released, rather than die of an unhandled rejection.
@@ -215,14 +230,9 @@ export class Manager {
 
   private async runUntil(signal: AbortSignal): Promise<void> {
     await this.waitForSync(signal);
-    this.log.info('caches synced', {
-      echos: this.echos.size,
-      scheduledEchos: this.scheduledEchos.size,
-      jobs: this.jobs.size,
-      cronJobs: this.cronJobs.size,
-    });
+    this.log.info('caches synced', Object.fromEntries([...this.caches.values()].map((s) => [s.name, s.size])));
     if (!this.elector) {
-      await this.runControllers(signal, signal, this.config.shutdownTimeoutMs);
+      await this.runControllers({ stop: signal, drainTimeoutMs: this.config.shutdownTimeoutMs });
       return;
     }
     // The elector gives leading work until the renew deadline to wind down before it releases.
@@ -234,7 +244,20 @@ export class Manager {
         {
           onStartedLeading: (leading) => {
             this.log.info('started leading; starting workers');
-            working = this.runControllers(leading, signal, drainMs, electionEnded.signal);
+            // Leading ends gracefully (we stop and release) or not (the lease is lost): only the
+            // latter aborts in-flight reconciles at once, and so does the end of the election.
+            const lost = new AbortController();
+            const onLeadingEnd = (): void => {
+              if (!signal.aborted)
+                lost.abort(new Error(`leadership lost: ${String((leading.reason as Error)?.message ?? leading.reason)}`));
+            };
+            if (leading.aborted) onLeadingEnd();
+            else leading.addEventListener('abort', onLeadingEnd, { once: true });
+            working = this.runControllers({
+              stop: leading,
+              abort: AbortSignal.any([lost.signal, electionEnded.signal]),
+              drainTimeoutMs: drainMs,
+            });
             return working;
           },
           onStoppedLeading: () => this.log.info('stopped leading'),
@@ -244,7 +267,7 @@ export class Manager {
       );
     } finally {
       // However the election ended (the lease released, lost or given up), no work outlives it.
-      electionEnded.abort(new ImmediateStop('leader election ended'));
+      electionEnded.abort(new Error('leader election ended'));
       await working;
     }
   }
@@ -256,22 +279,8 @@ export class Manager {
     }
   }
 
-  /**
-   * Runs every controller until `leading` aborts. If it aborts while `stop` has not (leadership
-   * lost, not a graceful stop), in-flight reconciles are aborted at once.
-   */
-  private async runControllers(leading: AbortSignal, stop: AbortSignal, drainMs: number, abort?: AbortSignal): Promise<void> {
-    const workers = new AbortController();
-    const onLeadingEnd = (): void => {
-      workers.abort(
-        stop.aborted
-          ? leading.reason
-          : new ImmediateStop(`leadership ended: ${String((leading.reason as Error)?.message ?? leading.reason)}`),
-      );
-    };
-    if (leading.aborted) onLeadingEnd();
-    else leading.addEventListener('abort', onLeadingEnd, { once: true });
-    await Promise.all(this.controllers.map((c) => c.run(workers.signal, { drainTimeoutMs: drainMs, abort })));
+  private async runControllers(signals: { stop: AbortSignal; abort?: AbortSignal; drainTimeoutMs: number }): Promise<void> {
+    await Promise.all(this.controllers.map((c) => c.run(signals)));
   }
 }
 

@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { resourcePath } from '../../src/kube/index.js';
-import { ECHOS, JOBS } from '../../src/kube/resources.js';
+import { ECHOS } from '../../src/api/echo.js';
+import { JOBS } from '../../src/kube/resources.js';
 import { watchProxy } from '../support/apiwatchproxy.js';
 import { auditLogFrom } from '../support/audit.js';
 import { pool, restClient } from '../support/faults.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Controller, ImmediateStop, type ReconcileContext } from '../../src/runtime/controller/index.js';
+import { Controller, type ReconcileContext } from '../../src/runtime/controller/index.js';
 import type { EventHandler } from '../../src/runtime/controller/sources.js';
 import { ItemExponentialFailureRateLimiter } from '../../src/runtime/workqueue/index.js';
 
@@ -70,7 +70,7 @@ describe('Controller', () => {
       },
     );
     const stop = new AbortController();
-    const done = c.run(stop.signal, { drainTimeoutMs: 1000 });
+    const done = c.run({ stop: stop.signal, drainTimeoutMs: 1000 });
     c.enqueue('ns/a');
     await sleep(5);
     c.enqueue('ns/a');
@@ -94,13 +94,57 @@ describe('Controller', () => {
       },
     );
     const stop = new AbortController();
-    const done = c.run(stop.signal, { drainTimeoutMs: 60_000 });
+    const abort = new AbortController();
+    const done = c.run({ stop: stop.signal, abort: abort.signal, drainTimeoutMs: 60_000 });
     c.enqueue('ns/a');
     await sleep(10);
-    const started = Date.now();
-    stop.abort(new ImmediateStop('lost'));
+    abort.abort(new Error('lost'));
+    await sleep(10);
+    assert.ok(seen?.aborted, 'the in-flight reconcile is aborted before any stop');
+    assert.equal((seen?.reason as Error).message, 'lost');
+    stop.abort();
     await done;
-    assert.ok(seen?.aborted);
-    assert.ok(Date.now() - started < 1000, 'did not wait for the drain timeout');
+  });
+
+  it('gives in-flight reconciles the drain bound after stop, then aborts them', async () => {
+    let seen: AbortSignal | undefined;
+    let finished = 0;
+    const c = new Controller(
+      { name: 't', workers: 1 },
+      {
+        reconcile: (_key: string, ctx: ReconcileContext) => {
+          seen = ctx.signal;
+          return new Promise((resolve, reject) => {
+            ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
+            if (finished++ === 0) setTimeout(() => resolve(undefined), 20);
+          });
+        },
+      },
+    );
+    const stop = new AbortController();
+    c.enqueue('ns/a');
+    const run = c.run({ stop: stop.signal, drainTimeoutMs: 200 });
+    await sleep(5);
+    stop.abort();
+    await run;
+    assert.equal(seen?.aborted, false, 'a reconcile that finishes within the drain bound is not aborted');
+
+    let slowSeen: AbortSignal | undefined;
+    const slow = new Controller(
+      { name: 'slow', workers: 1 },
+      {
+        reconcile: (_k, ctx) => {
+          slowSeen = ctx.signal;
+          return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        },
+      },
+    );
+    const stopSlow = new AbortController();
+    slow.enqueue('ns/b');
+    const runSlow = slow.run({ stop: stopSlow.signal, drainTimeoutMs: 50 });
+    await sleep(5);
+    stopSlow.abort();
+    await runSlow;
+    assert.equal((slowSeen?.reason as Error).message, 'shutdown deadline passed', 'aborted when the drain bound passed');
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { informerLiveness } from '../../src/manager/informers.js';
+import { informerLiveness } from '../../src/runtime/informer/index.js';
 import { HealthServer } from '../../src/observability/health.js';
 
 test('/healthz fails once an informer has stopped for good, and names it', async (t) => {

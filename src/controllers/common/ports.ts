@@ -4,20 +4,17 @@
  * tested through these.
  */
 import type { RequestOpts } from '../../kube/rest.js';
-import type { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
-
-/** The reconciler's view of an informer's store: reads only, never the API server. */
-export interface ObjectCache<T> {
-  get(key: string): T | undefined;
-  /** Objects whose controller ownerReference has this UID. */
-  byIndex(index: typeof CONTROLLER_OWNER_INDEX, value: string): T[];
-  /**
-   * Tells the cache about an object as a write of ours returned it, so get() never hands out an
-   * older copy (read-your-writes, see runtime/cache/readyourwrites.ts). Optional: a plain cache.
-   */
-  wrote?(obj: T): void;
-}
+import type { EventRecorder } from '../../runtime/events.js';
+export type { ObjectCache } from '../../runtime/cache/index.js';
 
 export interface ApiWriter {
   request<T = unknown>(method: string, path: string, opts?: RequestOpts): Promise<T>;
+}
+
+/** What every reconciler factory is given beside its caches (see controllers/index.ts). */
+export interface ReconcilerDeps {
+  api: ApiWriter;
+  events: EventRecorder;
+  /** The image of the pods that print (JOB_IMAGE). */
+  jobImage: string;
 }

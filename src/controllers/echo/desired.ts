@@ -1,14 +1,14 @@
 /**
  * The Job an Echo should have: a pure function of the Echo and the settings.
  */
-import type { V1Job, V1ObjectMeta, V1OwnerReference } from '@kubernetes/client-node';
-import { API_VERSION } from '../../api/group.js';
-import type { Echo } from '../../api/echo.js';
+import type { V1Job } from '@kubernetes/client-node';
+import { ECHOS, type Echo } from '../../api/echo.js';
+import { ownedObjectMeta, ownerLabel } from '../common/owner.js';
 import { derivedName, shortHash } from '../common/naming.js';
 import { ownedLabels } from '../common/labels.js';
 import { echoPodTemplate } from '../common/pod.js';
 
-export const ECHO_LABEL = 'mmontes.io/echo';
+export const ECHO_LABEL = ownerLabel(ECHOS);
 /** Retries of a failed pod before the run counts as Failed. */
 export const JOB_BACKOFF_LIMIT = 3;
 
@@ -22,33 +22,12 @@ export function jobNameFor(echo: Echo): string {
   return derivedName(echo.metadata.name!, shortHash(echo.metadata.uid ?? '', echo.spec.message), 63);
 }
 
-/**
- * Metadata of an object we create for `owner`: in the owner's namespace, with our labels and a
- * controller owner reference, so the garbage collector removes it with its owner.
- */
-export function ownedObjectMeta(
-  owner: { metadata: { name?: string; namespace?: string; uid?: string } },
-  ownerKind: string,
-  name: string,
-  labels: Record<string, string>,
-): V1ObjectMeta {
-  const ref: V1OwnerReference = {
-    apiVersion: API_VERSION,
-    kind: ownerKind,
-    name: owner.metadata.name!,
-    uid: owner.metadata.uid!,
-    controller: true,
-    blockOwnerDeletion: true,
-  };
-  return { name, namespace: owner.metadata.namespace, labels, ownerReferences: [ref] };
-}
-
 export function desiredJob(echo: Echo, image: string): V1Job {
   const labels = ownedLabels(ECHO_LABEL, echo.metadata.name!, 'echo');
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: ownedObjectMeta(echo, 'Echo', jobNameFor(echo), labels),
+    metadata: ownedObjectMeta(echo, ECHOS, jobNameFor(echo), labels),
     spec: {
       backoffLimit: JOB_BACKOFF_LIMIT,
       template: echoPodTemplate(echo.spec.message, image, labels),

@@ -9,9 +9,9 @@
  * Nothing is written when the cluster already matches (a restart writes nothing).
  */
 import type { V1Job } from '@kubernetes/client-node';
-import type { Echo } from '../../api/echo.js';
+import { ECHOS, type Echo } from '../../api/echo.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
-import { ECHOS, JOBS, resourcePath } from '../../kube/resources.js';
+import { JOBS, resourcePath, withTypeMeta } from '../../kube/resources.js';
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
 import { findCondition } from '../common/conditions.js';
 import { reconcileFailed, reportFailure } from '../common/failure.js';
@@ -46,7 +46,7 @@ export class EchoReconciler implements Reconciler {
     // Gone or going: the garbage collector removes its Job through the owner reference.
     if (!echo || echo.metadata.deletionTimestamp) return undefined;
     // The Echo as the server last had it: the cached one, until this pass writes its status.
-    const latest = { echo: withKind(echo) };
+    const latest = { echo: withTypeMeta(ECHOS, echo) };
     try {
       await this.reconcileEcho(latest, ctx);
     } catch (err) {
@@ -101,13 +101,13 @@ export class EchoReconciler implements Reconciler {
     if (!job) {
       const claimed = await this.claimRun(echo, jobName, ctx);
       if (!claimed) return;
-      if (claimed !== true) latest.echo = withKind(claimed);
+      if (claimed !== true) latest.echo = withTypeMeta(ECHOS, claimed);
       job = await this.createJob(echo, ctx);
     }
     const current = latest.echo;
     const desired = echoStatus(current, jobName, job, reconciledOk, this.now);
     const written = await writeStatus(api, ECHOS, current, current.status, desired, ctx.signal, this.wrote);
-    if (written) latest.echo = withKind(written);
+    if (written) latest.echo = withTypeMeta(ECHOS, written);
     // Either write (the claim or this one) replaced the cached Echo in `latest`.
     if (latest.echo !== echo) {
       ctx.log.debug('status written', { phase: desired.phase });
@@ -225,9 +225,4 @@ export class EchoReconciler implements Reconciler {
       this.deps.events.recordEvent(echo, 'Warning', 'RunFailed', `Job ${jobName} failed: ${why}`);
     }
   }
-}
-
-/** Items of a LIST carry no apiVersion/kind; Events and owner references need them. */
-function withKind(echo: Echo): Echo {
-  return echo.kind ? echo : { ...echo, apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo' };
 }

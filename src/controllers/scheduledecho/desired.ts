@@ -2,13 +2,14 @@
  * The CronJob a ScheduledEcho should have: a pure function of it and the settings.
  */
 import type { V1CronJob } from '@kubernetes/client-node';
-import type { ScheduledEcho } from '../../api/scheduledecho.js';
+import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
 import { ownedLabels } from '../common/labels.js';
 import { nameWithin } from '../common/naming.js';
 import { echoPodTemplate } from '../common/pod.js';
-import { JOB_BACKOFF_LIMIT, ownedObjectMeta } from '../echo/desired.js';
+import { JOB_BACKOFF_LIMIT } from '../echo/desired.js';
+import { ownedObjectMeta, ownerLabel } from '../common/owner.js';
 
-export const SCHEDULED_ECHO_LABEL = 'mmontes.io/scheduledecho';
+export const SCHEDULED_ECHO_LABEL = ownerLabel(SCHEDULED_ECHOS);
 
 /**
  * The ScheduledEcho's own name (as the Go echoperator does) when it fits in 52 characters, the
@@ -23,7 +24,7 @@ export function desiredCronJob(se: ScheduledEcho, image: string): V1CronJob {
   return {
     apiVersion: 'batch/v1',
     kind: 'CronJob',
-    metadata: ownedObjectMeta(se, 'ScheduledEcho', cronJobNameFor(se), labels),
+    metadata: ownedObjectMeta(se, SCHEDULED_ECHOS, cronJobNameFor(se), labels),
     spec: {
       schedule: se.spec.schedule,
       concurrencyPolicy: 'Forbid',

@@ -6,9 +6,9 @@
  * CronJob already holds every field we manage (a restart writes nothing).
  */
 import type { V1CronJob } from '@kubernetes/client-node';
-import type { ScheduledEcho, ScheduledEchoStatus } from '../../api/scheduledecho.js';
+import { SCHEDULED_ECHOS, type ScheduledEcho, type ScheduledEchoStatus } from '../../api/scheduledecho.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
-import { CRONJOBS, SCHEDULED_ECHOS, resourcePath } from '../../kube/resources.js';
+import { CRONJOBS, resourcePath, withTypeMeta } from '../../kube/resources.js';
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
 import { containsDesired } from '../common/compare.js';
 import { setConditions } from '../common/conditions.js';
@@ -46,7 +46,7 @@ export class ScheduledEchoReconciler implements Reconciler {
     const se = this.deps.scheduledEchos.get(key);
     if (!se || se.metadata.deletionTimestamp) return undefined;
     try {
-      await this.reconcileScheduledEcho(se.kind ? se : { ...se, apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho' }, ctx);
+      await this.reconcileScheduledEcho(withTypeMeta(SCHEDULED_ECHOS, se), ctx);
     } catch (err) {
       return reconcileFailed(err, ctx, () =>
         reportFailure(

@@ -9,7 +9,7 @@
  *   10 minutes (same object, type, reason, message) PATCHes that Event's count and
  *   lastTimestamp instead of creating another; identical events still waiting to be written are
  *   merged into one write; similar events are folded and every object has a token bucket (see
- *   eventcorrelation.ts), so a hot loop cannot flood the API server.
+ *   correlation.ts), so a hot loop cannot flood the API server.
  * - Memory is bounded: at most queueSize distinct events wait (more are dropped and counted);
  *   correlation state forgets least recently used keys.
  * - Transient failures (no answer, 429, 5xx) are retried: up to maxAttempts tries, retryIntervalMs
@@ -41,7 +41,6 @@ export interface BackgroundEventRecorder extends EventRecorder {
   /** Stops accepting events, flushes for up to timeoutMs, then abandons the rest. Idempotent. */
   close(timeoutMs?: number): Promise<void>;
 }
-
 
 export interface EventRecorderOptions {
   sink: EventSink;

@@ -51,4 +51,3 @@ export function restEventSink(rest: Pick<RestClient, 'request'>): EventSink {
     },
   };
 }
-

@@ -19,3 +19,4 @@ export {
 } from './store.js';
 export { ReadYourWrites, compareResourceVersions, type ReadableCache } from './readyourwrites.js';
 export type { EventHandler, EventSource } from './handler.js';
+export type { ObjectCache } from './objectcache.js';

@@ -30,19 +30,17 @@ export interface ControllerOptions {
   rateLimiter?: RateLimiter;
 }
 
-export interface RunOptions {
-  /**
-   * After `signal` aborts, in-flight reconciles get this long to finish before they are aborted.
-   * A signal aborted with an error whose `immediate` is true skips the wait (leadership lost).
-   */
-  drainTimeoutMs: number;
-  /** Aborting this aborts in-flight reconciles at once, whether or not a drain is under way. */
+/**
+ * The two ways a controller is stopped (controller-runtime's Start(ctx) and its graceful-shutdown
+ * timeout): `stop` ends the taking of new work, after which in-flight reconciles get
+ * drainTimeoutMs to finish; `abort` aborts in-flight reconciles at once (leadership lost), during
+ * a drain or before one. Aborting `abort` alone does not stop the workers taking new work: a
+ * caller that aborts also stops.
+ */
+export interface RunSignals {
+  stop: AbortSignal;
   abort?: AbortSignal;
-}
-
-/** Marks a stop reason that must abort in-flight reconciles at once. */
-export class ImmediateStop extends Error {
-  readonly immediate = true;
+  drainTimeoutMs: number;
 }
 
 export class Controller {
@@ -108,48 +106,49 @@ export class Controller {
   }
 
   /**
-   * Runs the workers until `signal` aborts, then stops: no key is handed out any more (keys still
-   * queued are left to the next leader or the next start, which re-list and queue every object),
-   * in-flight reconciles get drainTimeoutMs to finish, then they are aborted.
+   * Runs the workers until `signals.stop` aborts, then stops: no key is handed out any more (keys
+   * still queued are left to the next leader or the next start, which re-list and queue every
+   * object), in-flight reconciles get drainTimeoutMs to finish, then they are aborted.
+   * `signals.abort` aborts in-flight reconciles at any time.
    */
-  async run(signal: AbortSignal, options: RunOptions): Promise<void> {
+  async run(signals: RunSignals): Promise<void> {
     if (this.started) throw new Error(`controller ${this.name}: run() may be called only once`);
     this.started = true;
-    const hardStop = new AbortController();
-    const onAbort = (): void => hardStop.abort(options.abort!.reason);
-    if (options.abort?.aborted) onAbort();
-    else options.abort?.addEventListener('abort', onAbort, { once: true });
-    const workers = Promise.allSettled(Array.from({ length: this.workers }, () => this.worker(hardStop.signal)));
+    // What every reconcile sees: `abort`, or the drain deadline passing.
+    const inFlight = new AbortController();
+    const onAbort = (): void => inFlight.abort(signals.abort!.reason);
+    if (signals.abort?.aborted) onAbort();
+    else signals.abort?.addEventListener('abort', onAbort, { once: true });
+    const workers = Promise.allSettled(Array.from({ length: this.workers }, () => this.worker(inFlight.signal)));
     this.log.info('workers started', { workers: this.workers });
     await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
+      if (signals.stop.aborted) resolve();
+      else signals.stop.addEventListener('abort', () => resolve(), { once: true });
     });
     this.queue.shutDown();
-    if ((signal.reason as { immediate?: boolean } | undefined)?.immediate === true) hardStop.abort(signal.reason);
     const drained = new AbortController();
     const finished = await Promise.race([
       workers.then(() => true),
-      this.clock.sleep(options.drainTimeoutMs, drained.signal).then(
+      this.clock.sleep(signals.drainTimeoutMs, drained.signal).then(
         () => false,
         () => true,
       ),
     ]);
     drained.abort();
     if (!finished) {
-      this.log.warn('in-flight reconciles did not finish in time; aborting them', { drainTimeoutMs: options.drainTimeoutMs });
-      hardStop.abort(new ImmediateStop('shutdown deadline passed'));
+      this.log.warn('in-flight reconciles did not finish in time; aborting them', { drainTimeoutMs: signals.drainTimeoutMs });
+      inFlight.abort(new Error('shutdown deadline passed'));
     }
     await workers;
-    options.abort?.removeEventListener('abort', onAbort);
+    signals.abort?.removeEventListener('abort', onAbort);
     this.log.info('workers stopped');
   }
 
-  private async worker(hardStop: AbortSignal): Promise<void> {
+  private async worker(inFlight: AbortSignal): Promise<void> {
     for (;;) {
       const item = await this.queue.get();
       if (!item) return;
-      await this.process(item.key, hardStop);
+      await this.process(item.key, inFlight);
     }
   }
 

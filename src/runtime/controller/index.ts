@@ -2,3 +2,4 @@ export * from './controller.js';
 export * from './metrics.js';
 export * from './reconciler.js';
 export * from './sources.js';
+export * from './builder.js';

@@ -10,7 +10,6 @@ export { objectKey, type EventHandler, type EventSource, type KubeObject };
 /** The fields the predicates below read, beyond what the cache keeps for every object. */
 type Watched = KubeObject & { metadata?: { generation?: number; deletionTimestamp?: unknown; uid?: string } };
 
-
 /**
  * controller-runtime's GenerationChangedPredicate, plus what the reconciler also acts on:
  * a deletion starting, a new UID. Status-only writes (ours included) do not bump generation, so they do

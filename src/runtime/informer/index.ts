@@ -32,3 +32,4 @@ export {
   type WatchEvent,
   type WatchOptions,
 } from './listwatch.js';
+export { InformerSet, informerLiveness, type InformerSetOptions } from './informerset.js';

@@ -12,6 +12,31 @@
 /** client-go's JitterFactor: acquire retries wait retryPeriod plus up to this many retryPeriods. */
 export const JITTER_FACTOR = 1.2;
 
+/** client-go's defaults, in seconds: what the settings and the install default to. */
+export const LEASE_DEFAULT_SECONDS = { leaseDuration: 15, renewDeadline: 10, retryPeriod: 2 } as const;
+/** The longest any lease timing may be, in seconds: an hour (settings and the install refuse more). */
+export const LEASE_MAX_SECONDS = 3600;
+
+/** Lease timing in any one unit. */
+export interface LeaseTiming {
+  leaseDuration: number;
+  renewDeadline: number;
+  retryPeriod: number;
+}
+
+/**
+ * The rule a lease timing breaks, undefined when it is safe: 'leaseDuration' when
+ * leaseDuration <= renewDeadline (a standby could take over while the leader still leads),
+ * 'renewDeadline' when renewDeadline <= JITTER_FACTOR x retryPeriod (a leader would get no second
+ * try to renew). Every place that accepts lease settings checks with this, and words the error
+ * in its own names.
+ */
+export function brokenLeaseRule(t: LeaseTiming): 'leaseDuration' | 'renewDeadline' | undefined {
+  if (t.leaseDuration <= t.renewDeadline) return 'leaseDuration';
+  if (t.renewDeadline <= JITTER_FACTOR * t.retryPeriod) return 'renewDeadline';
+  return undefined;
+}
+
 export interface LeaderElectionConfig {
   /** Name of the coordination.k8s.io/v1 Lease all candidates contend for. */
   leaseName: string;
@@ -36,9 +61,9 @@ export type LeaderElectionConfigInput = Pick<LeaderElectionConfig, 'leaseName' |
   Partial<Omit<LeaderElectionConfig, 'leaseName' | 'namespace' | 'identity'>>;
 
 export const leaderElectionDefaults = {
-  leaseDurationMs: 15_000,
-  renewDeadlineMs: 10_000,
-  retryPeriodMs: 2_000,
+  leaseDurationMs: LEASE_DEFAULT_SECONDS.leaseDuration * 1000,
+  renewDeadlineMs: LEASE_DEFAULT_SECONDS.renewDeadline * 1000,
+  retryPeriodMs: LEASE_DEFAULT_SECONDS.retryPeriod * 1000,
   releaseOnCancel: true,
 } as const satisfies Partial<LeaderElectionConfig>;
 
@@ -67,12 +92,17 @@ export function validateLeaderElectionConfig(input: LeaderElectionConfigInput): 
       throw new Error(`leader election: ${key} must be a positive number of milliseconds, got ${config[key]}`);
     }
   }
-  if (config.leaseDurationMs <= config.renewDeadlineMs) {
+  const broken = brokenLeaseRule({
+    leaseDuration: config.leaseDurationMs,
+    renewDeadline: config.renewDeadlineMs,
+    retryPeriod: config.retryPeriodMs,
+  });
+  if (broken === 'leaseDuration') {
     throw new Error(
       `leader election: leaseDurationMs (${config.leaseDurationMs}) must be greater than renewDeadlineMs (${config.renewDeadlineMs})`,
     );
   }
-  if (config.renewDeadlineMs <= JITTER_FACTOR * config.retryPeriodMs) {
+  if (broken === 'renewDeadline') {
     throw new Error(
       `leader election: renewDeadlineMs (${config.renewDeadlineMs}) must be greater than ` +
         `${JITTER_FACTOR} x retryPeriodMs (${JITTER_FACTOR * config.retryPeriodMs})`,

@@ -3,12 +3,14 @@
  * namespaces are watched, else one per namespace (so RBAC can stay namespaced). Controllers see
  * it as one event source and one cache.
  */
-import type { EventHandler, EventSource } from '../runtime/controller/sources.js';
-import type { ObjectCache } from '../controllers/common/ports.js';
-import { CONTROLLER_OWNER_INDEX, type KubeObject } from '../runtime/cache/store.js';
-import { Informer, kubeListerWatcher, type InformerMetrics, type InformerOptions } from '../runtime/informer/index.js';
-import type { RestClient } from '../kube/rest.js';
-import type { ResourceType } from '../kube/resources.js';
+import type { RestClient } from '../../kube/rest.js';
+import type { ResourceType } from '../../kube/resources.js';
+import type { EventHandler, EventSource } from '../cache/handler.js';
+import type { ObjectCache } from '../cache/objectcache.js';
+import { CONTROLLER_OWNER_INDEX, type KubeObject } from '../cache/store.js';
+import { Informer, type InformerOptions } from './informer.js';
+import type { InformerMetrics } from './reflector.js';
+import { kubeListerWatcher } from './listwatch.js';
 
 export interface InformerSetOptions<T> {
   rest: RestClient;
@@ -24,11 +26,14 @@ export interface InformerSetOptions<T> {
 
 export class InformerSet<T extends KubeObject> implements EventSource<T>, ObjectCache<T> {
   readonly name: string;
+  /** The transform every object goes through before it is cached (undefined: none). */
+  readonly transform: ((obj: T) => T) | undefined;
   private readonly byNamespace = new Map<string, Informer<T>>();
   readonly informers: Informer<T>[];
 
   constructor(options: InformerSetOptions<T>) {
     this.name = options.type.resource;
+    this.transform = options.informer.transform;
     const make = (namespace: string | undefined): Informer<T> => {
       const name = namespace ? `${options.type.resource}/${namespace}` : options.type.resource;
       return new Informer<T>({

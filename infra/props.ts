@@ -1,0 +1,442 @@
+/**
+ * The Echoperator construct's props: every prop with its documented default, their validation
+ * (EchoperatorPropsError names the bad prop), and the operator settings they become.
+ */
+import { createHash } from 'node:crypto';
+import packageJson from '../package.json' with { type: 'json' };
+import { brokenLeaseRule, JITTER_FACTOR, LEASE_DEFAULT_SECONDS, LEASE_MAX_SECONDS } from '../src/runtime/leaderelection/config.js';
+
+/** The version of this project: the default image tag and the app.kubernetes.io/version label. */
+export const ECHOPERATOR_VERSION: string = packageJson.version;
+
+/** Where release images are published. */
+export const IMAGE_REPOSITORY = 'ghcr.io/mmontes11/echoperator-ts';
+
+/**
+ * How long the operator takes at most to stop after SIGTERM (drain workers, release the lease).
+ * The pod's terminationGracePeriodSeconds must exceed it, or the kubelet kills it mid-drain.
+ */
+export const OPERATOR_SHUTDOWN_TIMEOUT_SECONDS = 30;
+
+/** The annotation on the pod template holding the hash of the settings ConfigMap's data. */
+export const CONFIG_CHECKSUM_ANNOTATION = 'echoperator.mmontes.io/config-checksum';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+/** Prometheus metrics endpoint settings. */
+export interface EchoperatorMetricsProps {
+  /**
+   * Serve metrics, and create a Service (port named `metrics`) in front of them.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /**
+   * Port the metrics endpoint listens on.
+   * @default 2112
+   */
+  readonly port?: number;
+  /**
+   * HTTP path of the metrics endpoint.
+   * @default '/metrics'
+   */
+  readonly path?: string;
+}
+
+/** Leader election (high availability) settings. */
+export interface EchoperatorHaProps {
+  /**
+   * Run several replicas that elect a leader through a coordination.k8s.io Lease; only the
+   * leader reconciles, standbys keep warm caches. Adds the Lease RBAC, a PodDisruptionBudget
+   * and topology spread constraints.
+   * @default false
+   */
+  readonly enabled?: boolean;
+  /**
+   * Number of replicas when HA is enabled (ignored otherwise: one replica).
+   * @default 3
+   */
+  readonly replicas?: number;
+  /**
+   * How long a standby waits on an unchanged lease before taking it over, in seconds.
+   * Must be greater than renewDeadlineSeconds.
+   * @default 15
+   */
+  readonly leaseDurationSeconds?: number;
+  /**
+   * How long a leader keeps leading without a successful renewal, in seconds.
+   * Must be greater than 1.2 x retryPeriodSeconds.
+   * @default 10
+   */
+  readonly renewDeadlineSeconds?: number;
+  /**
+   * Pause between attempts to acquire or renew the lease, in seconds.
+   * @default 2
+   */
+  readonly retryPeriodSeconds?: number;
+  /**
+   * Name of the Lease, in the operator's namespace. The RBAC grants access to this one only.
+   * @default 'echoperator'
+   */
+  readonly leaseName?: string;
+}
+
+/** Kubernetes quantities, e.g. cpu '50m', memory '64Mi'. */
+export interface ResourceQuantities {
+  readonly cpu?: string;
+  readonly memory?: string;
+}
+
+/** Container resources. Each quantity given replaces the default for that quantity only. */
+export interface EchoperatorResources {
+  /**
+   * @default { cpu: '50m', memory: '64Mi' }
+   */
+  readonly requests?: ResourceQuantities;
+  /**
+   * No CPU limit by default: CFS throttling would delay probes and lease renewals, while the
+   * request already guarantees the share the operator needs.
+   * @default { memory: '256Mi' }
+   */
+  readonly limits?: ResourceQuantities;
+}
+
+export interface EchoperatorProps {
+  /**
+   * Namespace the operator runs in (its ServiceAccount, ConfigMap, Deployment, Lease...).
+   * @default 'echoperator'
+   */
+  readonly namespace?: string;
+  /**
+   * Create the namespace (labelled for the `restricted` Pod Security Standard). Set to false
+   * when the namespace is managed elsewhere.
+   * @default true
+   */
+  readonly createNamespace?: boolean;
+  /**
+   * Include the Echo and ScheduledEcho CRDs (generated from src/api). Set to false when the
+   * CRDs are installed separately, e.g. by a second install of the operator in the cluster.
+   * @default true
+   */
+  readonly installCrds?: boolean;
+  /**
+   * Name of the ServiceAccount, ConfigMap (`<name>-config`), Deployment, metrics Service
+   * (`<name>-metrics`), PodDisruptionBudget and Roles. The cluster-scoped ClusterRole and
+   * ClusterRoleBinding are named `<name>` when the namespace is also called `<name>` (the
+   * default install), else `<name>-<namespace>`, so installs in two namespaces never collide.
+   * @default 'echoperator'
+   */
+  readonly name?: string;
+  /**
+   * Container image: `repo:tag`, `repo@sha256:<digest>` or `repo:tag@sha256:<digest>`.
+   * @default `ghcr.io/mmontes11/echoperator-ts:<package.json version>`
+   */
+  readonly image?: string;
+  /**
+   * @default 'IfNotPresent'
+   */
+  readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
+  /**
+   * Container command (the image holds the bundle at /app/echoperator.js).
+   * @default ['node', '/app/echoperator.js']
+   */
+  readonly command?: string[];
+  /**
+   * Container arguments.
+   * @default [] (the operator has no subcommands)
+   */
+  readonly args?: string[];
+  /**
+   * Number of concurrent reconcile workers (NUM_WORKERS).
+   * @default 4
+   */
+  readonly workers?: number;
+  /**
+   * Namespaces to watch (WATCH_NAMESPACES). When set, the operator gets one Role + RoleBinding in
+   * each of them instead of a ClusterRole; the namespaces must exist.
+   * @default - all namespaces (ClusterRole + ClusterRoleBinding)
+   */
+  readonly watchNamespaces?: string[];
+  /**
+   * LOG_LEVEL. Logs are always JSON (LOG_FORMAT=json).
+   * @default 'info'
+   */
+  readonly logLevel?: LogLevel;
+  /**
+   * @default { enabled: true, port: 2112, path: '/metrics' }
+   */
+  readonly metrics?: EchoperatorMetricsProps;
+  /**
+   * Port of the health server (GET /healthz for liveness, GET /readyz for readiness).
+   * @default 8081
+   */
+  readonly healthPort?: number;
+  /**
+   * @default { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } }
+   */
+  readonly resources?: EchoperatorResources;
+  /**
+   * Image of the Jobs and CronJobs the operator creates to print messages (JOB_IMAGE).
+   * @default 'busybox:1.37'
+   */
+  readonly jobImage?: string;
+  /**
+   * @default { enabled: false, replicas: 3, leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2, leaseName: 'echoperator' }
+   */
+  readonly ha?: EchoperatorHaProps;
+  /**
+   * Seconds between SIGTERM and SIGKILL. Must exceed the operator's 30 s shutdown timeout.
+   * @default 45
+   */
+  readonly terminationGracePeriodSeconds?: number;
+  /**
+   * Extra labels for every object except the CRDs (which stay identical to crds/).
+   * @default - none
+   */
+  readonly labels?: Record<string, string>;
+}
+
+/** The props with every default filled in: what the construct actually synthesizes. */
+export interface ResolvedEchoperatorProps {
+  namespace: string;
+  createNamespace: boolean;
+  installCrds: boolean;
+  name: string;
+  image: string;
+  imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never';
+  command: string[];
+  args: string[];
+  workers: number;
+  watchNamespaces: string[] | undefined;
+  logLevel: LogLevel;
+  metrics: Required<EchoperatorMetricsProps>;
+  healthPort: number;
+  resources: { requests: ResourceQuantities; limits: ResourceQuantities };
+  jobImage: string;
+  ha: Required<EchoperatorHaProps>;
+  terminationGracePeriodSeconds: number;
+  labels: Record<string, string>;
+}
+
+export const DEFAULTS = {
+  namespace: 'echoperator',
+  name: 'echoperator',
+  image: `${IMAGE_REPOSITORY}:${ECHOPERATOR_VERSION}`,
+  imagePullPolicy: 'IfNotPresent',
+  command: ['node', '/app/echoperator.js'],
+  args: [],
+  workers: 4,
+  logLevel: 'info',
+  metrics: { enabled: true, port: 2112, path: '/metrics' },
+  healthPort: 8081,
+  resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+  jobImage: 'busybox:1.37',
+  ha: {
+    enabled: false,
+    replicas: 3,
+    leaseDurationSeconds: LEASE_DEFAULT_SECONDS.leaseDuration,
+    renewDeadlineSeconds: LEASE_DEFAULT_SECONDS.renewDeadline,
+    retryPeriodSeconds: LEASE_DEFAULT_SECONDS.retryPeriod,
+    leaseName: 'echoperator',
+  },
+  terminationGracePeriodSeconds: 45,
+} as const;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** [registry[:port]/]path[:tag][@sha256:digest], lower-case path, tag as Docker allows. */
+const IMAGE_REF =
+  /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+/** What the operator's METRICS_PATH parser accepts. */
+const URL_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+const QUANTITY_FACTORS: Record<string, number> = {
+  '': 1,
+  m: 1e-3,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+};
+
+/** Thrown for props the construct cannot turn into a working install; the message names the prop. */
+export class EchoperatorPropsError extends Error {
+  override readonly name = 'EchoperatorPropsError';
+}
+
+function fail(message: string): never {
+  throw new EchoperatorPropsError(`Echoperator: ${message}`);
+}
+
+function checkPort(what: string, port: number): void {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`${what} must be an integer from 1 to 65535, got ${port}`);
+}
+
+function checkPositiveInteger(what: string, value: number): void {
+  if (!Number.isInteger(value) || value < 1) fail(`${what} must be a positive integer, got ${value}`);
+}
+
+function checkLabel(what: string, value: string, max = 63): void {
+  if (typeof value !== 'string' || value.length > max || !DNS_LABEL.test(value)) {
+    fail(`${what} must be a DNS label (lower-case letters, digits and '-', at most ${max} characters), got ${JSON.stringify(value)}`);
+  }
+}
+
+function quantityValue(what: string, q: string): number {
+  const m = QUANTITY.exec(q);
+  if (!m) fail(`${what} must be a Kubernetes quantity such as '50m', '1', '64Mi' or '1Gi', got ${JSON.stringify(q)}`);
+  return Number(m[1]) * QUANTITY_FACTORS[m[3] ?? '']!;
+}
+
+/** Fills in defaults and checks every prop; throws EchoperatorPropsError naming the bad one. */
+export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedEchoperatorProps {
+  const metrics = { ...DEFAULTS.metrics, ...defined(props.metrics) };
+  const ha = { ...DEFAULTS.ha, ...defined(props.ha) };
+  const r: ResolvedEchoperatorProps = {
+    namespace: props.namespace ?? DEFAULTS.namespace,
+    createNamespace: props.createNamespace ?? true,
+    installCrds: props.installCrds ?? true,
+    name: props.name ?? DEFAULTS.name,
+    image: props.image ?? DEFAULTS.image,
+    imagePullPolicy: props.imagePullPolicy ?? DEFAULTS.imagePullPolicy,
+    command: [...(props.command ?? DEFAULTS.command)],
+    args: [...(props.args ?? DEFAULTS.args)],
+    workers: props.workers ?? DEFAULTS.workers,
+    watchNamespaces: props.watchNamespaces ? [...props.watchNamespaces] : undefined,
+    logLevel: props.logLevel ?? DEFAULTS.logLevel,
+    metrics,
+    healthPort: props.healthPort ?? DEFAULTS.healthPort,
+    resources: {
+      requests: { ...DEFAULTS.resources.requests, ...defined(props.resources?.requests) },
+      limits: { ...DEFAULTS.resources.limits, ...defined(props.resources?.limits) },
+    },
+    jobImage: props.jobImage ?? DEFAULTS.jobImage,
+    ha,
+    terminationGracePeriodSeconds: props.terminationGracePeriodSeconds ?? DEFAULTS.terminationGracePeriodSeconds,
+    labels: { ...props.labels },
+  };
+
+  checkLabel('namespace', r.namespace);
+  // Leaves room for the '-config' and '-metrics' suffixes within a DNS label.
+  checkLabel('name', r.name, 55);
+  if (!IMAGE_REF.test(r.image)) {
+    fail(`image must be an image reference such as 'repo/name:tag' or 'repo/name@sha256:<64 hex digits>', got ${JSON.stringify(r.image)}`);
+  }
+  if (!IMAGE_REF.test(r.jobImage)) fail(`jobImage must be an image reference such as 'busybox:1.37', got ${JSON.stringify(r.jobImage)}`);
+  if (!['Always', 'IfNotPresent', 'Never'].includes(r.imagePullPolicy)) {
+    fail(`imagePullPolicy must be Always, IfNotPresent or Never, got ${JSON.stringify(r.imagePullPolicy)}`);
+  }
+  if (r.command.length === 0) fail('command must not be empty');
+  checkPositiveInteger('workers', r.workers);
+  if (r.watchNamespaces !== undefined) {
+    if (r.watchNamespaces.length === 0) {
+      fail('watchNamespaces must list at least one namespace; leave it undefined to watch all namespaces');
+    }
+    const seen = new Set<string>();
+    for (const ns of r.watchNamespaces) {
+      checkLabel('every entry of watchNamespaces', ns);
+      if (seen.has(ns)) fail(`watchNamespaces lists ${ns} twice`);
+      seen.add(ns);
+    }
+  }
+  if (!LOG_LEVELS.includes(r.logLevel)) fail(`logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(r.logLevel)}`);
+  checkPort('metrics.port', r.metrics.port);
+  checkPort('healthPort', r.healthPort);
+  if (r.metrics.enabled && r.metrics.port === r.healthPort) {
+    fail(`metrics.port and healthPort must differ, both are ${r.healthPort}`);
+  }
+  if (!URL_PATH.test(r.metrics.path)) {
+    fail(`metrics.path must be an absolute URL path such as '/metrics' (no spaces, '?' or '#'), got ${JSON.stringify(r.metrics.path)}`);
+  }
+  for (const res of ['cpu', 'memory'] as const) {
+    const req = r.resources.requests[res];
+    const lim = r.resources.limits[res];
+    const reqValue = req === undefined ? undefined : quantityValue(`resources.requests.${res}`, req);
+    const limValue = lim === undefined ? undefined : quantityValue(`resources.limits.${res}`, lim);
+    if (reqValue !== undefined && limValue !== undefined && reqValue > limValue) {
+      fail(`resources.requests.${res} (${req}) must not exceed resources.limits.${res} (${lim})`);
+    }
+  }
+  if (r.resources.requests.cpu === undefined || r.resources.requests.memory === undefined) {
+    fail('resources.requests must set both cpu and memory');
+  }
+  if (r.resources.limits.memory === undefined) fail('resources.limits.memory must be set: a leaking operator must not starve its node');
+  if (!Number.isInteger(r.terminationGracePeriodSeconds) || r.terminationGracePeriodSeconds <= OPERATOR_SHUTDOWN_TIMEOUT_SECONDS) {
+    fail(
+      `terminationGracePeriodSeconds must be an integer greater than the operator's ${OPERATOR_SHUTDOWN_TIMEOUT_SECONDS} s shutdown timeout, ` +
+        `got ${r.terminationGracePeriodSeconds}`,
+    );
+  }
+
+  checkPositiveInteger('ha.replicas', ha.replicas);
+  for (const key of ['leaseDurationSeconds', 'renewDeadlineSeconds', 'retryPeriodSeconds'] as const) {
+    checkPositiveInteger(`ha.${key}`, ha[key]);
+    if (ha[key] > LEASE_MAX_SECONDS) fail(`ha.${key} must be at most ${LEASE_MAX_SECONDS} (an hour), got ${ha[key]}`);
+  }
+  const broken = brokenLeaseRule({
+    leaseDuration: ha.leaseDurationSeconds,
+    renewDeadline: ha.renewDeadlineSeconds,
+    retryPeriod: ha.retryPeriodSeconds,
+  });
+  if (broken === 'leaseDuration') {
+    fail(
+      `ha.leaseDurationSeconds (${ha.leaseDurationSeconds}) must be greater than ha.renewDeadlineSeconds (${ha.renewDeadlineSeconds}): ` +
+        'a standby must wait longer than a leader keeps leading without renewing, or two leaders can run at once',
+    );
+  }
+  if (broken === 'renewDeadline') {
+    fail(
+      `ha.renewDeadlineSeconds (${ha.renewDeadlineSeconds}) must be greater than ${JITTER_FACTOR} x ha.retryPeriodSeconds ` +
+        `(${JITTER_FACTOR * ha.retryPeriodSeconds}), so a leader gets more than one try to renew`,
+    );
+  }
+  if (ha.leaseName.length > 253 || !DNS_SUBDOMAIN.test(ha.leaseName)) {
+    fail(`ha.leaseName must be a DNS subdomain (lower-case letters, digits, '-' and '.'), got ${JSON.stringify(ha.leaseName)}`);
+  }
+  return r;
+}
+
+/** Drops keys whose value is undefined, so `{ port: undefined }` keeps the default port. */
+function defined<T extends object>(o: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * The operator's settings as environment variables: the keys of the settings ConfigMap, exactly
+ * the variables the operator reads (KUBECONFIG stays unset: in-cluster).
+ */
+export function operatorSettings(r: ResolvedEchoperatorProps): Record<string, string> {
+  const settings: Record<string, string> = {
+    NUM_WORKERS: String(r.workers),
+    WATCH_NAMESPACES: (r.watchNamespaces ?? []).join(','),
+    LOG_LEVEL: r.logLevel,
+    LOG_FORMAT: 'json',
+    METRICS_ENABLED: String(r.metrics.enabled),
+    METRICS_PATH: r.metrics.path,
+    METRICS_PORT: String(r.metrics.port),
+    HEALTH_PORT: String(r.healthPort),
+    JOB_IMAGE: r.jobImage,
+    HA_ENABLED: String(r.ha.enabled),
+  };
+  if (r.ha.enabled) {
+    settings.HA_LEASE_LOCK_NAME = r.ha.leaseName;
+    settings.HA_LEASE_DURATION_SECONDS = String(r.ha.leaseDurationSeconds);
+    settings.HA_RENEW_DEADLINE_SECONDS = String(r.ha.renewDeadlineSeconds);
+    settings.HA_RETRY_PERIOD_SECONDS = String(r.ha.retryPeriodSeconds);
+  }
+  return settings;
+}
+
+/** sha256 of the settings, keys sorted: changes exactly when a setting changes. */
+export function settingsChecksum(settings: Record<string, string>): string {
+  const canonical = JSON.stringify(
+    Object.keys(settings)
+      .sort()
+      .map((k) => [k, settings[k]]),
+  );
+  return createHash('sha256').update(canonical).digest('hex');
+}

@@ -1,0 +1,19 @@
+/**
+ * The ScheduledEcho controller: For(ScheduledEcho).Owns(CronJob). Only CronJobs we labelled are
+ * cached; the reconciler creates, repairs (server-side apply) and deletes them.
+ */
+import type { V1CronJob } from '@kubernetes/client-node';
+import type { CustomResourceKind } from '../../api/crd.js';
+import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
+import { CRONJOBS } from '../../kube/resources.js';
+import { controllerFor } from '../../runtime/controller/builder.js';
+import { MANAGED_SELECTOR } from '../common/labels.js';
+import type { ReconcilerDeps } from '../common/ports.js';
+import { ScheduledEchoReconciler } from './reconciler.js';
+
+export const scheduledEchoController = controllerFor<ScheduledEcho, CustomResourceKind>(SCHEDULED_ECHOS)
+  .owns<V1CronJob>(CRONJOBS, { labelSelector: MANAGED_SELECTOR, writes: ['create', 'patch', 'update', 'delete'] })
+  .complete(
+    (caches, deps: ReconcilerDeps) =>
+      new ScheduledEchoReconciler({ scheduledEchos: caches.primary, cronJobs: caches.owned(CRONJOBS), ...deps }),
+  );
