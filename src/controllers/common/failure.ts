@@ -29,9 +29,9 @@ function isNoise(err: unknown): boolean {
  * error, a conflict included. Before that, unless the pass was aborted (leadership lost or
  * shutdown) or the error is noise (isNoise), runs `report` (reportFailure).
  *
- * A conflict is NOT looked at again after a fixed delay with the backoff forgotten: when the
- * watch lags and the next write is refused for good (a quota, an admission policy), that turned
- * into a loop of ~4 requests every 200 ms that never backed off (issue 13, defect 1).
+ * A conflict is not looked at again after a fixed delay with the backoff forgotten: when the
+ * watch lags and the next write is refused for good (a quota, an admission policy), that would
+ * be a loop of a few requests every fixed delay that never backs off.
  */
 export async function reconcileFailed(err: unknown, ctx: ReconcileContext, report: () => Promise<void>): Promise<never> {
   if (ctx.signal.aborted) throw err;

@@ -120,8 +120,8 @@ export class EchoReconciler implements Reconciler {
    * one, confirm with the server what the caches say. They are fed by separate watches that can be
    * out of step: after a re-list (410) the Jobs cache may learn that the garbage collector removed
    * a Job before the Echos cache learns that its Echo was deleted, and our own status write may
-   * not be cached yet when a finished run's Job disappears. Found by the 410 fault test: without
-   * this, a deleted Echo's Job was made once more.
+   * not be cached yet when a finished run's Job disappears; trusting the caches then would make a
+   * deleted Echo's Job once more.
    *
    * The confirmation is the status the run starts with (phase Pending, this jobName), written
    * conditional on the cached resourceVersion: if it lands, the cached Echo was the server's
