@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { request } from 'node:https';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +72,18 @@ function leaseHolder(k: Kubectl): string | undefined {
   return r.code === 0 ? r.stdout.trim() || undefined : undefined;
 }
 
+/** The kubelet's answer to GET /pods: anonymous, or with a client certificate of the cluster CA. */
+function kubeletStatus(port: number, client?: { cert: string; key: string }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/pods', rejectUnauthorized: false, ...client }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 function evict(k: Kubectl, pod: string): { code: number; stderr: string } {
   const body = JSON.stringify({ apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: pod, namespace: NS } });
   return k.run(['create', '--raw', `/api/v1/namespaces/${NS}/pods/${pod}/eviction`, '-f', '-'], { input: body });
@@ -83,6 +96,16 @@ test(
     const cp = await startPrivateControlPlane({ node: true });
     t.after(() => cp.stop());
     const k = cp.kubectl;
+    // The kubelet answers only authenticated, authorized callers (the API server's client
+    // certificate, the admin's); anonymous access is off.
+    const kubeletPort = cp.state.node!.kubeletPort;
+    assert.equal(await kubeletStatus(kubeletPort), 401);
+    const admin = k.json(['config', 'view', '--raw', '--minify', '--flatten']).users[0].user;
+    const adminCert = {
+      cert: Buffer.from(admin['client-certificate-data'], 'base64').toString(),
+      key: Buffer.from(admin['client-key-data'], 'base64').toString(),
+    };
+    assert.equal(await kubeletStatus(kubeletPort, adminCert), 200);
     await loadOperatorImage(cp.state);
     const folders: string[] = [];
     t.after(() => folders.forEach((f) => rmSync(f, { recursive: true, force: true })));

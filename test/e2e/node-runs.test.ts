@@ -4,52 +4,11 @@
  * outcome the real job controller gave the Job. Needs the node (ECHOPERATOR_NODE, on by default).
  */
 import assert from 'node:assert/strict';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FAILING_JOB_IMAGE } from '../../scripts/controlplane/node/images.js';
 import { applyEcho, eventually, jobsOf, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
-import { installCrds, startOperator, waitReady } from '../support/operator.js';
-
-function getEcho(ns: string, name: string): any {
-  return kubectlJson(['get', 'echo', name], { namespace: ns });
-}
-
-async function operatorFor(t: TestContext, ns: string, env: Record<string, string> = {}): Promise<void> {
-  installCrds();
-  await waitReady(await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, ...env }));
-}
-
-async function phase(ns: string, name: string, want: string, timeoutMs = 90_000): Promise<any> {
-  return eventually(`Echo ${name} ${want}`, () => getEcho(ns, name).status?.phase === want && getEcho(ns, name), timeoutMs);
-}
-
-/** What the pod of the Echo's current run printed, exactly (kubectl logs through the kubelet). */
-function printed(ns: string, echo: any): string {
-  return kubectlOk(['logs', `job/${echo.status.jobName}`], { namespace: ns });
-}
-
-test(
-  'messages come back from the pod byte for byte: shell metacharacters, a leading -n, non-ASCII, 4,096 characters',
-  { timeout: 180_000 },
-  async (t) => {
-    const ns = testNamespace(t, 'node-messages', {}, { pods: true });
-    await operatorFor(t, ns);
-    const messages: Record<string, string> = {
-      shell: `$(rm -rf /) && echo "pwned" | cat; \`id\` 'q' \\n %s %% \\ *`,
-      'dash-n': '-n no newline? yes, a newline',
-      'dash-n-alone': '-n',
-      unicode: 'Hola, 世界! Grüße 👋 — ñ',
-      multiline: 'first line\n\tsecond line\n',
-      longest: '世'.repeat(4096),
-    };
-    for (const [name, message] of Object.entries(messages)) applyEcho(ns, name, message);
-    for (const [name, message] of Object.entries(messages)) {
-      const echo = await phase(ns, name, 'Succeeded');
-      assert.equal(printed(ns, echo), `${message}\n`, `${name}: printed exactly the message and one newline`);
-    }
-    assert.equal([...messages.longest!].length, 4096);
-  },
-);
+import { getEcho, operatorFor, phase, printed } from '../support/runs.js';
 
 test(
   'a run that succeeds and one whose image fails (backoffLimit honoured) show in the Echo and its Events; a new message runs once more; deleting the Echo collects its Job',
@@ -116,40 +75,3 @@ test(
     );
   },
 );
-
-test('a ScheduledEcho prints on schedule, and its status shows the schedule time', { timeout: 180_000 }, async (t) => {
-  const ns = testNamespace(t, 'node-scheduled', {}, { pods: true });
-  await operatorFor(t, ns);
-  const message = 'Hola, 世界! (every minute)';
-  kubectlOk(['apply', '-f', '-'], {
-    namespace: ns,
-    input: JSON.stringify({
-      apiVersion: 'mmontes.io/v1alpha1',
-      kind: 'ScheduledEcho',
-      metadata: { name: 'tick' },
-      spec: { message, schedule: '*/1 * * * *' },
-    }),
-  });
-  // The next minute boundary, then the pod's run: within two minutes.
-  const job = await eventually(
-    'a Job of the CronJob to complete',
-    () => {
-      const jobs = kubectlJson(['get', 'jobs'], { namespace: ns }).items as any[];
-      return jobs.find((j) => j.status?.succeeded === 1);
-    },
-    130_000,
-  );
-  assert.equal(job.metadata.ownerReferences[0].kind, 'CronJob');
-  assert.equal(kubectlOk(['logs', `job/${job.metadata.name}`], { namespace: ns }), `${message}\n`);
-  const status = await eventually(
-    'the ScheduledEcho status to show the run',
-    () => {
-      const s = kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status;
-      return s?.lastScheduleTime && s?.lastSuccessfulTime && s;
-    },
-    60_000,
-  );
-  const cronJob = kubectlJson(['get', 'cronjob', job.metadata.ownerReferences[0].name], { namespace: ns });
-  assert.equal(status.lastScheduleTime, cronJob.status.lastScheduleTime);
-  assert.ok(Date.parse(status.lastSuccessfulTime) >= Date.parse(status.lastScheduleTime));
-});

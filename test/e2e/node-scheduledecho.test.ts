@@ -1,0 +1,46 @@
+/**
+ * Runs on the real node: the kubelet and containerd run the Jobs' pods, and what the tests check is
+ * what the pods did, read back through `kubectl logs` (the API server asks the kubelet), and the
+ * outcome the real job controller gave the Job. Needs the node (ECHOPERATOR_NODE, on by default).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { eventually, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { operatorFor } from '../support/runs.js';
+
+test('a ScheduledEcho prints on schedule, and its status shows the schedule time', { timeout: 180_000 }, async (t) => {
+  const ns = testNamespace(t, 'node-scheduled', {}, { pods: true });
+  await operatorFor(t, ns);
+  const message = 'Hola, 世界! (every minute)';
+  kubectlOk(['apply', '-f', '-'], {
+    namespace: ns,
+    input: JSON.stringify({
+      apiVersion: 'mmontes.io/v1alpha1',
+      kind: 'ScheduledEcho',
+      metadata: { name: 'tick' },
+      spec: { message, schedule: '*/1 * * * *' },
+    }),
+  });
+  // The next minute boundary, then the pod's run: within two minutes.
+  const job = await eventually(
+    'a Job of the CronJob to complete',
+    () => {
+      const jobs = kubectlJson(['get', 'jobs'], { namespace: ns }).items as any[];
+      return jobs.find((j) => j.status?.succeeded === 1);
+    },
+    130_000,
+  );
+  assert.equal(job.metadata.ownerReferences[0].kind, 'CronJob');
+  assert.equal(kubectlOk(['logs', `job/${job.metadata.name}`], { namespace: ns }), `${message}\n`);
+  const status = await eventually(
+    'the ScheduledEcho status to show the run',
+    () => {
+      const s = kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status;
+      return s?.lastScheduleTime && s?.lastSuccessfulTime && s;
+    },
+    60_000,
+  );
+  const cronJob = kubectlJson(['get', 'cronjob', job.metadata.ownerReferences[0].name], { namespace: ns });
+  assert.equal(status.lastScheduleTime, cronJob.status.lastScheduleTime);
+  assert.ok(Date.parse(status.lastSuccessfulTime) >= Date.parse(status.lastScheduleTime));
+});

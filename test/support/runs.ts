@@ -1,0 +1,25 @@
+/**
+ * What the node tier's tests share: an operator for one namespace, waiting for an Echo's phase,
+ * and reading what the pod of its current run printed (`kubectl logs`, through the kubelet).
+ */
+import type { TestContext } from 'node:test';
+import { eventually, kubectlJson, kubectlOk } from './kube.js';
+import { installCrds, startOperator, waitReady } from './operator.js';
+
+export function getEcho(ns: string, name: string): any {
+  return kubectlJson(['get', 'echo', name], { namespace: ns });
+}
+
+export async function operatorFor(t: TestContext, ns: string, env: Record<string, string> = {}): Promise<void> {
+  installCrds();
+  await waitReady(await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, ...env }));
+}
+
+export async function phase(ns: string, name: string, want: string, timeoutMs = 90_000): Promise<any> {
+  return eventually(`Echo ${name} ${want}`, () => getEcho(ns, name).status?.phase === want && getEcho(ns, name), timeoutMs);
+}
+
+/** What the pod of the Echo's current run printed, exactly (kubectl logs through the kubelet). */
+export function printed(ns: string, echo: any): string {
+  return kubectlOk(['logs', `job/${echo.status.jobName}`], { namespace: ns });
+}
