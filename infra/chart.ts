@@ -52,7 +52,12 @@ export function synthesizeFiles(props: EchoperatorProps = {}): Record<string, st
   const app = new App({ outdir: '/nonexistent', recordConstructMetadata: false });
   addCharts(app, props);
   app.synthYaml(); // validates the tree as synth() does
-  return Object.fromEntries(app.charts.map((chart) => [`${chart.node.id}.k8s.yaml`, Yaml.stringify(...chart.toJson())]));
+  return Object.fromEntries(
+    app.charts.map((chart) => {
+      const objects: unknown[] = chart.toJson();
+      return [`${chart.node.id}.k8s.yaml`, Yaml.stringify(...objects)];
+    }),
+  );
 }
 
 /** A Kubernetes object as synthesized. */

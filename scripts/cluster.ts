@@ -99,7 +99,9 @@ async function main(): Promise<void> {
       if (!state) throw new ControlPlaneError('No cluster is running: start one with `npm run cluster:up`.');
       const gitops = await startGitOps(state);
       console.error(`gitops: ${FLUX_NAMESPACE} runs source-controller and kustomize-controller; repositories: ${gitops.gitUrl}/NAME.git`);
-      console.error(`gitops: make one with \`git init --bare --initial-branch=main ${gitops.dir}/repositories/NAME.git\`; see docs/gitops.md`);
+      console.error(
+        `gitops: make one with \`git init --bare --initial-branch=main ${gitops.dir}/repositories/NAME.git\`; see docs/gitops.md`,
+      );
       return;
     }
     case 'image': {

@@ -97,7 +97,11 @@ function installIdentities(cluster: ControlPlaneState, sourceRole: string, dir: 
       subjects: [sa(account!)],
     })),
   ];
-  kubectl(cluster.kubeconfig, ['apply', '--server-side', '--field-manager=echoperator-gitops', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+  kubectl(
+    cluster.kubeconfig,
+    ['apply', '--server-side', '--field-manager=echoperator-gitops', '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
+  );
   const caCert = readFileSync(join(cluster.dir, 'pki', 'ca.crt'), 'utf8');
   const kubeconfigFor = (account: string): string => {
     // As long as the cluster's certificates: the controllers must not lose access mid-run.

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { createRepository, FLUX_NAMESPACE, startGitOps } from '../../scripts/controlplane/gitops.js';
 import { nodeLeftovers } from '../../scripts/controlplane/node/node.js';
-import { processesMentioning } from '../../scripts/controlplane/process.js';
+import { logTail, processesMentioning } from '../../scripts/controlplane/process.js';
 import { loadOperatorImage } from '../../scripts/operator-image.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';
 import { eventually } from '../support/kube.js';
@@ -177,7 +177,14 @@ test(
   { timeout: 900_000 },
   async (t) => {
     const cp = await startPrivateControlPlane({ node: true });
-    t.after(() => cp.stop());
+    let finished = false;
+    t.after(async () => {
+      // Flux's own account of a failure, before the cluster's folder (and its logs) goes.
+      if (!finished)
+        for (const name of ['source-controller', 'kustomize-controller'])
+          t.diagnostic(`${name}:\n  ${logTail(join(cp.state.dir, 'logs', `${name}.log`), 30)}`);
+      await cp.stop();
+    });
     const k = cp.kubectl;
     await loadOperatorImage(cp.state);
     const gitops = await startGitOps(cp.state, { log: (l) => t.diagnostic(l) });
@@ -203,9 +210,10 @@ test(
     for (;;) {
       assert.ok(Date.now() - committed < 300_000, 'the commit was not synced within 5 minutes');
       const apps = readyAt(k, 'apps', first);
-      const echo = k.json(['get', 'echo', 'hello', '-n', 'team-a']);
+      const got = k.run(['get', 'echo', 'hello', '-n', 'team-a', '-o', 'json']);
+      const echo = got.code === 0 ? JSON.parse(got.stdout) : undefined;
       const echoIsReady = condition(echo, 'Ready')?.status === 'True';
-      if (apps) assert.ok(echoIsReady, `the apps Kustomization is Ready while the Echo is not: ${JSON.stringify(echo.status)}`);
+      if (apps) assert.ok(echoIsReady, `the apps Kustomization is Ready while the Echo is not: ${JSON.stringify(echo?.status)}`);
       if (echoIsReady) echoReady ??= Date.now();
       if (!operatorReady && readyOperatorPods(k).length === 1) operatorReady = Date.now();
       if (apps && readyAt(k, 'echoperator', first)) break;
@@ -214,11 +222,13 @@ test(
     const echo = k.json(['get', 'echo', 'hello', '-n', 'team-a']);
     assert.equal(k.ok(['logs', `job/${echo.status.jobName}`, '-n', 'team-a']), 'Hola, 世界!\n');
     assert.equal(echo.status.observedGeneration, echo.metadata.generation);
-    t.diagnostic(`commit -> operator pod Ready: ${operatorReady! - committed} ms; -> the Echo's message printed (Echo Ready): ${echoReady! - committed} ms`);
-    assert.deepEqual(
-      inventory(k, 'echoperator-crds'),
-      ['CustomResourceDefinition.apiextensions.k8s.io/echos.mmontes.io', 'CustomResourceDefinition.apiextensions.k8s.io/scheduledechos.mmontes.io'],
+    t.diagnostic(
+      `commit -> operator pod Ready: ${operatorReady! - committed} ms; -> the Echo's message printed (Echo Ready): ${echoReady! - committed} ms`,
     );
+    assert.deepEqual(inventory(k, 'echoperator-crds'), [
+      'CustomResourceDefinition.apiextensions.k8s.io/echos.mmontes.io',
+      'CustomResourceDefinition.apiextensions.k8s.io/scheduledechos.mmontes.io',
+    ]);
     assert.equal(kustomization(k, 'echoperator-crds').spec.prune, false);
 
     // HA on: the one value, re-synthesized and committed.
@@ -254,21 +264,38 @@ test(
         assert.equal(obj.metadata.resourceVersion, before.get(id).metadata.resourceVersion, `${id} was not written`);
       }
     }
-    await eventually('one Ready replica', () => readyOperatorPods(k).length === 1 && k.json(['get', 'pods', '-n', NS]).items.length === 1, 120_000);
+    await eventually(
+      'one Ready replica',
+      () => readyOperatorPods(k).length === 1 && k.json(['get', 'pods', '-n', NS]).items.length === 1,
+      120_000,
+    );
 
     // A second reconcile of the same revision: nothing to apply (server-side apply, no drift).
     const settled = installObjects(k);
     const since = new Date().toISOString();
     const token = requestReconcile(k, 'kustomization', 'echoperator');
-    await eventually('the requested reconcile', () => kustomization(k, 'echoperator').status?.lastHandledReconcileAt === token, 120_000, 500);
+    await eventually(
+      'the requested reconcile',
+      () => kustomization(k, 'echoperator').status?.lastHandledReconcileAt === token,
+      120_000,
+      500,
+    );
     assert.ok(readyAt(k, 'echoperator', haOff));
     for (const [id, obj] of installObjects(k)) {
-      assert.equal(obj.metadata.resourceVersion, settled.get(id).metadata.resourceVersion, `${id} changed on a reconcile of the same revision`);
+      assert.equal(
+        obj.metadata.resourceVersion,
+        settled.get(id).metadata.resourceVersion,
+        `${id} changed on a reconcile of the same revision`,
+      );
     }
-    const changes = (k.json(['get', 'events', '-n', FLUX_NAMESPACE, '--field-selector', 'involvedObject.name=echoperator']).items as any[]).filter(
-      (e) => (e.lastTimestamp ?? e.eventTime) >= since && /\b(configured|created|deleted)\b/.test(e.message),
+    const changes = (
+      k.json(['get', 'events', '-n', FLUX_NAMESPACE, '--field-selector', 'involvedObject.name=echoperator']).items as any[]
+    ).filter((e) => (e.lastTimestamp ?? e.eventTime) >= since && /\b(configured|created|deleted)\b/.test(e.message));
+    assert.deepEqual(
+      changes.map((e) => e.message),
+      [],
+      'Flux reported changes on a reconcile with no drift',
     );
-    assert.deepEqual(changes.map((e) => e.message), [], 'Flux reported changes on a reconcile with no drift');
 
     // The Deployment deleted by hand: the next scheduled reconcile (interval 30s) puts it back.
     const uid = k.json(['get', 'deployment', NS, '-n', NS]).metadata.uid;
@@ -287,6 +314,7 @@ test(
     k.ok(['rollout', 'status', `deployment/${NS}`, '-n', NS, '--timeout=120s']);
 
     // Stopping the cluster stops Flux and the git server with it.
+    finished = true;
     await cp.stop();
     assert.deepEqual(processesMentioning(cp.state.dir), []);
     assert.deepEqual(nodeLeftovers(cp.state.dir), []);

@@ -569,27 +569,31 @@ describe('the app', () => {
     return Object.fromEntries(readdirSync(outdir).map((f) => [f, readFileSync(join(outdir, f), 'utf8')]));
   }
 
-  it('writes the CRDs and the install as two byte-identical files per run, equal to the in-process synthesis; ECHOPERATOR_HA flips it', { timeout: 120_000 }, (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'echoperator-synth-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const out = join(dir, 'manifests');
-    const first = runApp(out);
-    assert.deepEqual(Object.keys(first).sort(), ['echoperator-crds.k8s.yaml', 'echoperator.k8s.yaml'], 'two files, nothing else');
-    assert.deepEqual(runApp(out), first);
-    assert.deepEqual(first, synthesizeFiles(loadValues(undefined, {})));
-    // The two files together are the whole install, CRDs first: what `kubectl apply -f` of the folder applies.
-    const docs = (text: string): string[] => text.split('\n---\n').map((d) => d.trim());
-    assert.deepEqual(
-      [...docs(first['echoperator-crds.k8s.yaml']!), ...docs(first['echoperator.k8s.yaml']!)].sort(),
-      docs(synthesize(loadValues(undefined, {})).yaml).sort(),
-    );
-    assert.ok(parse(first['echoperator-crds.k8s.yaml']!.split('\n---\n')[0]!).kind === 'CustomResourceDefinition');
-    assert.doesNotMatch(first['echoperator.k8s.yaml']!, /kind: CustomResourceDefinition/);
-    const ha = runApp(out, { ECHOPERATOR_HA: 'true' });
-    assert.deepEqual(ha, synthesizeFiles({ ...loadValues(undefined, {}), ha: { enabled: true } }));
-    assert.equal(ha['echoperator-crds.k8s.yaml'], first['echoperator-crds.k8s.yaml'], 'HA leaves the CRDs alone');
-    assert.notEqual(ha['echoperator.k8s.yaml'], first['echoperator.k8s.yaml']);
-  });
+  it(
+    'writes the CRDs and the install as two byte-identical files per run, equal to the in-process synthesis; ECHOPERATOR_HA flips it',
+    { timeout: 120_000 },
+    (t) => {
+      const dir = mkdtempSync(join(tmpdir(), 'echoperator-synth-'));
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+      const out = join(dir, 'manifests');
+      const first = runApp(out);
+      assert.deepEqual(Object.keys(first).sort(), ['echoperator-crds.k8s.yaml', 'echoperator.k8s.yaml'], 'two files, nothing else');
+      assert.deepEqual(runApp(out), first);
+      assert.deepEqual(first, synthesizeFiles(loadValues(undefined, {})));
+      // The two files together are the whole install, CRDs first: what `kubectl apply -f` of the folder applies.
+      const docs = (text: string): string[] => text.split('\n---\n').map((d) => d.trim());
+      assert.deepEqual(
+        [...docs(first['echoperator-crds.k8s.yaml']!), ...docs(first['echoperator.k8s.yaml']!)].sort(),
+        docs(synthesize(loadValues(undefined, {})).yaml).sort(),
+      );
+      assert.ok(parse(first['echoperator-crds.k8s.yaml']!.split('\n---\n')[0]!).kind === 'CustomResourceDefinition');
+      assert.doesNotMatch(first['echoperator.k8s.yaml']!, /kind: CustomResourceDefinition/);
+      const ha = runApp(out, { ECHOPERATOR_HA: 'true' });
+      assert.deepEqual(ha, synthesizeFiles({ ...loadValues(undefined, {}), ha: { enabled: true } }));
+      assert.equal(ha['echoperator-crds.k8s.yaml'], first['echoperator-crds.k8s.yaml'], 'HA leaves the CRDs alone');
+      assert.notEqual(ha['echoperator.k8s.yaml'], first['echoperator.k8s.yaml']);
+    },
+  );
 
   it('leaves the CRDs file out with installCrds: false', () => {
     assert.deepEqual(Object.keys(synthesizeFiles({ installCrds: false })), ['echoperator.k8s.yaml']);

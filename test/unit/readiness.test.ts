@@ -19,7 +19,10 @@ import { scheduledEchoStatus } from '../../src/controllers/scheduledecho/status.
 type KStatus = 'InProgress' | 'Current' | 'Failed';
 
 /** kstatus's generic rules, in its order: generation not observed, Reconciling, Stalled, Ready, else Current. */
-function kstatusOf(obj: { metadata: { generation?: number }; status?: { observedGeneration?: number; conditions?: Condition[] } }): KStatus {
+function kstatusOf(obj: {
+  metadata: { generation?: number };
+  status?: { observedGeneration?: number; conditions?: Condition[] };
+}): KStatus {
   const observed = obj.status?.observedGeneration;
   if (observed !== undefined && observed !== obj.metadata.generation) return 'InProgress';
   const conditions = obj.status?.conditions ?? [];
@@ -54,12 +57,20 @@ const jobs: Record<string, V1Job | undefined> = {
       conditions: [{ type: 'Complete', status: 'True' }],
     },
   },
-  failed: { status: { conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] } },
+  failed: {
+    status: {
+      conditions: [
+        { type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' },
+      ],
+    },
+  },
 };
 
 describe('readinessConditions', () => {
   it('carries Reconciling and Stalled only when they hold, with the same reason and message as Ready', () => {
-    assert.deepEqual(readinessConditions('Ready', 'Done', 'all good'), [{ type: 'Ready', status: 'True', reason: 'Done', message: 'all good' }]);
+    assert.deepEqual(readinessConditions('Ready', 'Done', 'all good'), [
+      { type: 'Ready', status: 'True', reason: 'Done', message: 'all good' },
+    ]);
     assert.deepEqual(readinessConditions('Progressing', 'Working', 'on it'), [
       { type: 'Ready', status: 'False', reason: 'Working', message: 'on it' },
       { type: 'Reconciling', status: 'True', reason: 'Working', message: 'on it' },
@@ -110,7 +121,10 @@ describe("an Echo's readiness follows its run", () => {
     const done = echoStatus(echo(running), 'hello-abc', jobs.complete, reconciledOk, clock('2026-01-01T00:00:04Z'));
     const ready = done.conditions!.find((c) => c.type === 'Ready')!;
     assert.equal(ready.lastTransitionTime, '2026-01-01T00:00:04Z');
-    assert.equal(done.conditions!.some((c) => c.type === 'Reconciling'), false);
+    assert.equal(
+      done.conditions!.some((c) => c.type === 'Reconciling'),
+      false,
+    );
     assert.deepEqual(echoStatus(echo(done), 'hello-abc', jobs.complete, reconciledOk, clock('2026-01-01T00:09:00Z')), done);
   });
 });
@@ -134,7 +148,11 @@ describe("a ScheduledEcho's readiness", () => {
     assert.equal(status.observedGeneration, 3);
     assert.equal(status.lastScheduleTime, '2026-01-01T00:01:00Z');
     assert.equal(kstatusOf({ ...se(), status }), 'Current');
-    assert.deepEqual(scheduledEchoStatus(se(status), 'tick', cronJob, clock('2026-01-01T00:09:00Z')), status, 'recomputing writes the same');
+    assert.deepEqual(
+      scheduledEchoStatus(se(status), 'tick', cronJob, clock('2026-01-01T00:09:00Z')),
+      status,
+      'recomputing writes the same',
+    );
   });
 });
 
@@ -143,7 +161,7 @@ describe('before the operator has written any status', () => {
     for (const crd of allCrds()) {
       const status = crd.spec.versions[0]!.schema.openAPIV3Schema.properties!.status!;
       assert.deepEqual(status.default, { observedGeneration: 0 }, crd.metadata.name);
-      assert.equal(kstatusOf({ metadata: { generation: 1 }, status: status.default as { observedGeneration: number } }), 'InProgress');
+      assert.equal(kstatusOf({ metadata: { generation: 1 }, status: status.default }), 'InProgress');
     }
     assert.equal(kstatusOf({ metadata: { generation: 1 } }), 'Current', 'what the default is for');
   });

@@ -81,7 +81,9 @@ export function echoStatus(echo: Echo, jobName: string, job: V1Job | undefined, 
     startTime: apiTime(job?.status?.startTime),
     completionTime: run.phase === 'Succeeded' ? apiTime(job?.status?.completionTime) : undefined,
     observedGeneration: echo.metadata.generation,
-    conditions: setConditions(echo.status?.conditions, [run.succeeded, reconciled, ...runReadiness(run)], echo.metadata.generation, now),
+    // Reconciled last, where reportFailure puts it: the same conditions in the same order
+    // compare equal, so a pass that fails again writes nothing.
+    conditions: setConditions(echo.status?.conditions, [run.succeeded, ...runReadiness(run), reconciled], echo.metadata.generation, now),
   };
   return compact(status);
 }
