@@ -116,7 +116,8 @@ function installIdentities(cluster: ControlPlaneState, sourceRole: string, dir: 
 /** A link to `target` in the folder, so the process's command line names the cluster folder. */
 function linked(binDir: string, target: string, name: string): string {
   const link = join(binDir, name);
-  if (!existsSync(link)) symlinkSync(target, link);
+  rmSync(link, { force: true }); // a link to an older pinned version's binary
+  symlinkSync(target, link);
   return link;
 }
 
@@ -149,11 +150,9 @@ export async function startGitOps(cluster: ControlPlaneState, opts: { log?: (lin
   for (const d of [l.dir, l.repos, l.storage, l.tmp, l.bin]) mkdirSync(d, { recursive: true });
   // Scratch space (clones, builds) inside the folder: nothing lingers in /tmp after a stop.
   const env = { RUNTIME_NAMESPACE: FLUX_NAMESPACE, TMPDIR: l.tmp };
-  const launched: Launched[] = [];
   // Recorded as each process starts, so stopping the cluster stops it even if this start dies midway.
   const state: GitOpsState = { dir: l.dir, gitUrl: '', storageUrl: '', pids: { githttp: 0, sourceController: 0, kustomizeController: 0 } };
   const record = (key: keyof GitOpsState['pids'], proc: Launched): void => {
-    launched.push(proc);
     state.pids[key] = proc.pid;
     writeFileSync(l.state, JSON.stringify(state, null, 2) + '\n');
   };
