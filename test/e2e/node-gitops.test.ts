@@ -19,7 +19,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -167,6 +167,30 @@ function content(obj: any): any {
   return { name: metadata.name, namespace: metadata.namespace, labels: metadata.labels, annotations, ...rest };
 }
 
+/** Waits for the next whole second and returns it (ms): Events carry whole-second timestamps. */
+async function nextSecond(): Promise<number> {
+  await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)));
+  return Math.floor(Date.now() / 1000) * 1000;
+}
+
+/** The messages of the change Events (objects created, configured, deleted) Flux recorded on a Kustomization since a time. */
+function changeEvents(k: Kubectl, sinceMs: number, name = 'echoperator'): string[] {
+  const events = k.json(['get', 'events', '-n', FLUX_NAMESPACE, '--field-selector', `involvedObject.name=${name}`]).items as any[];
+  return events
+    .filter((e) => Date.parse(e.lastTimestamp ?? e.eventTime) >= sinceMs && /\b(created|configured|deleted)\b/.test(e.message))
+    .map((e) => e.message);
+}
+
+/** kustomize-controller's account of each server-side apply of a Kustomization since a time: object -> action. */
+function applyReports(clusterDir: string, name: string, sinceMs: number): Record<string, string>[] {
+  return readFileSync(join(clusterDir, 'logs', 'kustomize-controller.log'), 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.msg === 'server-side apply completed' && e.name === name && Date.parse(e.ts) >= sinceMs)
+    .map((e) => e.output);
+}
+
 function readyOperatorPods(k: Kubectl): any[] {
   const pods = k.json(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=echoperator']).items as any[];
   return pods.filter((p) => !p.metadata.deletionTimestamp && condition(p, 'Ready')?.status === 'True');
@@ -250,6 +274,7 @@ test(
 
     // HA off again: the PDB and the Lease RBAC are pruned, everything else is as it was.
     synthInto(work, false);
+    const haOffPushed = await nextSecond();
     const haOff = commitAndPush(work, 'echoperator: HA off');
     requestReconcile(k, 'gitrepository', 'cluster-config');
     await eventually('the HA-off revision applied and healthy', () => readyAt(k, 'echoperator', haOff), 300_000, 1000);
@@ -272,7 +297,7 @@ test(
 
     // A second reconcile of the same revision: nothing to apply (server-side apply, no drift).
     const settled = installObjects(k);
-    const since = new Date().toISOString();
+    const since = await nextSecond();
     const token = requestReconcile(k, 'kustomization', 'echoperator');
     await eventually(
       'the requested reconcile',
@@ -288,14 +313,17 @@ test(
         `${id} changed on a reconcile of the same revision`,
       );
     }
-    const changes = (
-      k.json(['get', 'events', '-n', FLUX_NAMESPACE, '--field-selector', 'involvedObject.name=echoperator']).items as any[]
-    ).filter((e) => (e.lastTimestamp ?? e.eventTime) >= since && /\b(configured|created|deleted)\b/.test(e.message));
-    assert.deepEqual(
-      changes.map((e) => e.message),
-      [],
-      'Flux reported changes on a reconcile with no drift',
-    );
+    // What Flux reports: its log lists every object of the apply as unchanged, and it records no
+    // change Event (it records one per apply that changed something, as the HA-off one did).
+    const reports = applyReports(cp.state.dir, 'echoperator', since);
+    assert.ok(reports.length > 0, 'the requested reconcile was logged');
+    for (const output of reports)
+      assert.deepEqual(
+        Object.entries(output).filter(([, action]) => action !== 'unchanged'),
+        [],
+      );
+    assert.ok(changeEvents(k, haOffPushed).some((m) => /PodDisruptionBudget\/echoperator\/echoperator deleted/.test(m)));
+    assert.deepEqual(changeEvents(k, since), [], 'Flux recorded changes on a reconcile with no drift');
 
     // The Deployment deleted by hand: the next scheduled reconcile (interval 30s) puts it back.
     const uid = k.json(['get', 'deployment', NS, '-n', NS]).metadata.uid;
