@@ -1,12 +1,16 @@
 /**
  * The chart the app synthesizes, and in-process synthesis for tests and tooling.
  */
-import { App, Chart } from 'cdk8s';
+import { ApiObject, App, Chart, Yaml } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { Echoperator, type EchoperatorProps } from './echoperator.js';
+import { buildCrd } from '../src/api/crd.js';
+import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
+import { Echoperator, resolveEchoperatorProps, type EchoperatorProps } from './echoperator.js';
 
-/** The chart's id, hence the output file: dist/manifests/echoperator.k8s.yaml. */
+/** The install chart's id, hence its output file: dist/manifests/echoperator.k8s.yaml. */
 export const CHART_NAME = 'echoperator';
+/** The CRDs chart's id: dist/manifests/echoperator-crds.k8s.yaml, which sorts (and so applies) first. */
+export const CRDS_CHART_NAME = 'echoperator-crds';
 
 /** Where `npm run synth` writes the manifests; the cdk8s CLI passes cdk8s.yaml's `output` as CDK8S_OUTDIR. */
 export const OUTDIR = process.env.CDK8S_OUTDIR || 'dist/manifests';
@@ -20,6 +24,41 @@ export class EchoperatorChart extends Chart {
     super(scope, id, { disableResourceNameHashes: true });
     this.echoperator = new Echoperator(this, 'Echoperator', props);
   }
+}
+
+/**
+ * The CRDs alone, verbatim from src/api (the same objects as crds/), so they can be managed apart
+ * from the install: a GitOps tool syncs them with pruning off, since deleting a CRD deletes every
+ * Echo and ScheduledEcho in the cluster, and Helm-style tooling never upgrades CRDs it installed.
+ */
+export class EchoperatorCrdsChart extends Chart {
+  constructor(scope: Construct, id: string) {
+    super(scope, id, { disableResourceNameHashes: true });
+    for (const crd of CUSTOM_RESOURCES.map(buildCrd)) new ApiObject(this, `Crd-${crd.spec.names.kind}`, crd);
+  }
+}
+
+/**
+ * What the app synthesizes: two charts, hence two files in one folder, the CRDs (unless
+ * installCrds is false) apart from the rest of the install. `kubectl apply -f` of the folder
+ * applies both, the CRDs' file first; a GitOps repository keeps each in a folder of its own.
+ */
+export function addCharts(app: App, props: EchoperatorProps): void {
+  if (resolveEchoperatorProps(props).installCrds) new EchoperatorCrdsChart(app, CRDS_CHART_NAME);
+  new EchoperatorChart(app, CHART_NAME, { ...props, installCrds: false });
+}
+
+/** The files the app writes for these props (name -> text), in memory. */
+export function synthesizeFiles(props: EchoperatorProps = {}): Record<string, string> {
+  const app = new App({ outdir: '/nonexistent', recordConstructMetadata: false });
+  addCharts(app, props);
+  app.synthYaml(); // validates the tree as synth() does
+  return Object.fromEntries(
+    app.charts.map((chart) => {
+      const objects: unknown[] = chart.toJson();
+      return [`${chart.node.id}.k8s.yaml`, Yaml.stringify(...objects)];
+    }),
+  );
 }
 
 /** A Kubernetes object as synthesized. */

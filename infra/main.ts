@@ -1,6 +1,8 @@
 /**
  * The cdk8s app: synthesizes the install described by infra/values.yaml (ha.enabled, or
- * ECHOPERATOR_HA=true|false to override it) into dist/manifests/echoperator.k8s.yaml.
+ * ECHOPERATOR_HA=true|false to override it) into dist/manifests/: echoperator-crds.k8s.yaml (the
+ * CRDs) and echoperator.k8s.yaml (everything else), so a GitOps repository can sync the CRDs
+ * apart, with pruning off; `kubectl apply --server-side -f dist/manifests/` applies both.
  *
  *   npm run synth                      # tsx infra/main.ts
  *   ECHOPERATOR_HA=true npm run synth  # the HA variant
@@ -11,24 +13,25 @@
  */
 import { rmSync } from 'node:fs';
 import { App, YamlOutputType } from 'cdk8s';
-import { CHART_NAME, EchoperatorChart, OUTDIR } from './chart.js';
+import { addCharts, OUTDIR } from './chart.js';
 import { loadValues } from './values.js';
 
 function main(): void {
   const props = loadValues();
   const app = new App({
     outdir: OUTDIR,
-    // One file for the whole install, objects in apply order (Namespace and CRDs first), so a
-    // plain `kubectl apply -f` works in one pass and a review diff shows the install at once.
+    // One file per chart, objects in apply order (the CRDs' file sorts first, then the
+    // Namespace), so a plain `kubectl apply -f` of the folder works in one pass.
     yamlOutputType: YamlOutputType.FILE_PER_CHART,
     outputFileExtension: '.k8s.yaml',
     recordConstructMetadata: false,
   });
   // Props are validated here, before anything on disk changes.
-  new EchoperatorChart(app, CHART_NAME, props);
+  addCharts(app, props);
   rmSync(OUTDIR, { recursive: true, force: true });
   app.synth();
-  console.error(`wrote ${OUTDIR}/${CHART_NAME}.k8s.yaml (HA ${props.ha?.enabled ? 'on' : 'off'})`);
+  const files = app.charts.map((chart) => `${OUTDIR}/${chart.node.id}.k8s.yaml`);
+  console.error(`wrote ${files.join(' and ')} (HA ${props.ha?.enabled ? 'on' : 'off'})`);
 }
 
 try {

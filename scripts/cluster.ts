@@ -1,6 +1,7 @@
 /**
- * npm run cluster:up | cluster:down | cluster:status, and `cluster exec -- CMD...` which runs a
- * command against a control plane (reused or private) and stops what it started afterwards.
+ * npm run cluster:up | cluster:down | cluster:status, `npm run gitops:up` (Flux and a git server
+ * against the running cluster; cluster:down stops them too), and `cluster exec -- CMD...` which
+ * runs a command against a control plane (reused or private) and stops what it started afterwards.
  */
 import { spawn } from 'node:child_process';
 import { KUBERNETES_VERSION, ensureBinaries, ensureNodeBinaries } from './controlplane/assets.js';
@@ -8,6 +9,7 @@ import { isRunning, readState, startControlPlane, stopControlPlane, wantNode } f
 import { machineLeftovers } from './controlplane/node/node.js';
 import { ControlPlaneError, exitWithError } from './controlplane/errors.js';
 import { acquireControlPlane, defaultClusterDir, runningDefaultCluster } from './controlplane/session.js';
+import { FLUX_NAMESPACE, startGitOps } from './controlplane/gitops.js';
 import { loadOperatorImage } from './operator-image.js';
 
 function printExport(kubeconfig: string): void {
@@ -92,6 +94,16 @@ async function main(): Promise<void> {
       if (wantNode()) await ensureNodeBinaries();
       console.error(`control plane: binaries for Kubernetes ${KUBERNETES_VERSION} are ready`);
       return;
+    case 'gitops': {
+      const state = runningDefaultCluster();
+      if (!state) throw new ControlPlaneError('No cluster is running: start one with `npm run cluster:up`.');
+      const gitops = await startGitOps(state);
+      console.error(`gitops: ${FLUX_NAMESPACE} runs source-controller and kustomize-controller; repositories: ${gitops.gitUrl}/NAME.git`);
+      console.error(
+        `gitops: make one with \`git init --bare --initial-branch=main ${gitops.dir}/repositories/NAME.git\`; see docs/gitops.md`,
+      );
+      return;
+    }
     case 'image': {
       const state = runningDefaultCluster();
       if (!state) throw new ControlPlaneError('No cluster is running: start one with `npm run cluster:up`.');
@@ -108,7 +120,7 @@ async function main(): Promise<void> {
     case 'exec':
       return exec(rest);
     default:
-      console.error('usage: cluster up | down | status | build | image | leftovers | exec [--private] -- COMMAND...');
+      console.error('usage: cluster up | down | status | build | image | gitops | leftovers | exec [--private] -- COMMAND...');
       process.exitCode = 2;
   }
 }

@@ -12,6 +12,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { ensureFluxBinaries } from './controlplane/assets.js';
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
@@ -61,6 +62,8 @@ async function main(): Promise<void> {
   if (lease) console.error(`tests: using ${lease.describe}`);
   // End-to-end tests run the operator as it ships: the bundle, built from the current sources.
   const bundle = needsCluster && !process.env.ECHOPERATOR_CMD ? await ensureBundle() : undefined;
+  // The GitOps test runs Flux: its first build (minutes) happens here, not inside a test's timeout.
+  if (files.some((f) => f.includes('gitops'))) await ensureFluxBinaries();
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files],

@@ -55,6 +55,8 @@ interface BuildGroup {
   binaries: string[];
   /** go names a binary after its package path without the major-version suffix; rename those. */
   renames?: Record<string, string>;
+  /** Folders of a required module's source copied beside the binaries (e.g. the CRDs a controller ships). */
+  copies?: { module: string; from: string; to: string }[];
   ldflags: string;
   describe: string;
 }
@@ -98,6 +100,22 @@ const imagesGroup: BuildGroup = {
   describe: 'the image tools (mkimage, pause)',
 };
 
+/** The local git server (githttp/): our own source, keyed by its content like the image tools. */
+const githttpModule = join(here, 'githttp');
+const githttpGroup: BuildGroup = {
+  module: githttpModule,
+  key: `githttp-${contentHash(githttpModule)}`,
+  packages: ['.'],
+  binaries: ['githttp'],
+  ldflags: '-s -w',
+  describe: 'the local git server (githttp)',
+};
+
+/** The git server GitOps uses (a few seconds to build). */
+export async function ensureGitServer(log: (line: string) => void = (l) => console.error(l)): Promise<string> {
+  return resolveCached(githttpGroup, 'githttp', log);
+}
+
 function contentHash(dir: string): string {
   const hash = createHash('sha256');
   const walk = (d: string): void => {
@@ -125,6 +143,56 @@ const etcdGroup: BuildGroup = {
   describe: `etcd ${ETCD_VERSION}`,
 };
 
+/**
+ * The version a wrapper module pins for `path` (its go.mod `require` line): the one place a
+ * version is written, so the cache key cannot drift from what is built.
+ */
+export function pinnedVersion(moduleDir: string, path: string): string {
+  const goMod = readFileSync(join(moduleDir, 'go.mod'), 'utf8');
+  const m = new RegExp(`^\\s*${path.replaceAll('.', '\\.')}\\s+(v\\S+)`, 'm').exec(goMod);
+  if (!m) throw new ControlPlaneError(`${join(moduleDir, 'go.mod')} does not require ${path}.`);
+  return m[1]!;
+}
+
+/**
+ * Flux's source-controller and kustomize-controller, each from a wrapper module of its own
+ * (gomod/flux/*) with the controller's own replace directives, so each gets exactly the
+ * dependency versions its release was built with. The CRDs they serve ship in their modules
+ * (config/crd/bases) and are copied beside the binaries, under crds/, as is each controller's
+ * generated ClusterRole (config/rbac/role.yaml), for scripts/controlplane/flux.ts.
+ */
+function fluxGroup(controller: 'source-controller' | 'kustomize-controller'): BuildGroup {
+  const module = join(gomodRoot, 'flux', controller);
+  const path = `github.com/fluxcd/${controller}`;
+  const version = pinnedVersion(module, path);
+  return {
+    module,
+    key: `flux-${controller}-${version}`,
+    packages: [path],
+    binaries: [controller],
+    ldflags: '-s -w',
+    copies: [
+      { module: path, from: 'config/crd/bases', to: 'crds' },
+      { module: path, from: 'config/rbac/role.yaml', to: 'role.yaml' },
+    ],
+    describe: `Flux ${controller} ${version}`,
+  };
+}
+
+export interface FluxBinaries {
+  sourceController: string;
+  kustomizeController: string;
+}
+
+/** Flux's two controllers, built like the control plane's when missing; their crds/ and role.yaml are beside each binary. */
+export async function ensureFluxBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<FluxBinaries> {
+  const [source, kustomize] = [fluxGroup('source-controller'), fluxGroup('kustomize-controller')];
+  return {
+    sourceController: await resolveCached(source, 'source-controller', log),
+    kustomizeController: await resolveCached(kustomize, 'kustomize-controller', log),
+  };
+}
+
 function cachedBinary(group: BuildGroup, name: string): string {
   return join(cacheRoot(), 'controlplane', group.key, 'bin', name);
 }
@@ -137,8 +205,11 @@ function fromAssets(name: string): string | undefined {
 }
 
 async function resolveBinary(group: BuildGroup, name: string, log: (line: string) => void): Promise<string> {
-  const found = fromAssets(name);
-  if (found) return found;
+  return fromAssets(name) ?? resolveCached(group, name, log);
+}
+
+/** From the per-user cache only, built when missing (envtest's KUBEBUILDER_ASSETS never holds these). */
+async function resolveCached(group: BuildGroup, name: string, log: (line: string) => void): Promise<string> {
   const cached = cachedBinary(group, name);
   if (!existsSync(cached)) await buildGroup(group, log);
   return cached;
@@ -256,6 +327,14 @@ async function buildGroup(group: BuildGroup, log: (line: string) => void): Promi
     );
     for (const [built, name] of Object.entries(group.renames ?? {})) {
       if (existsSync(join(staging, built))) renameSync(join(staging, built), join(staging, name));
+    }
+    for (const copy of group.copies ?? []) {
+      const list = spawnSync(go, ['list', '-m', '-f', '{{.Dir}}', copy.module], { cwd: group.module, env, encoding: 'utf8' });
+      const moduleDir = list.stdout.trim();
+      if (list.status !== 0 || !moduleDir) throw new ControlPlaneError(`\`go list -m ${copy.module}\` failed: ${list.stderr.trim()}`);
+      // The module cache is read-only; the copies must not be, or removing the entry would fail.
+      const cp = spawnSync('cp', ['-R', '--no-preserve=mode', join(moduleDir, copy.from), join(staging, copy.to)], { encoding: 'utf8' });
+      if (cp.status !== 0) throw new ControlPlaneError(`Could not copy ${copy.from} of ${copy.module}: ${cp.stderr.trim()}`);
     }
     for (const name of group.binaries) {
       if (!existsSync(join(staging, name))) throw new ControlPlaneError(`go build finished but ${name} is missing in ${staging}`);

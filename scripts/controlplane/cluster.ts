@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { ensureBinaries, isAlive, KUBERNETES_VERSION, type ControlPlaneBinaries } from './assets.js';
 import { ControlPlaneError, formatDuration } from './errors.js';
 import { NODE_IP, SERVICE_CIDR } from './network.js';
+import { stopGitOps } from './gitops.js';
 import { startNode, stopNode, type NodeState } from './node/node.js';
 import { earlyExitError, httpOk, isZombie, launch, ownsProcess, PortInUse, terminate, waitFor, type Launched } from './process.js';
 import { generatePki, type ClientIdentity, type Pki } from './pki.js';
@@ -145,8 +146,18 @@ export function freePort(): Promise<number> {
   });
 }
 
-export function writeKubeconfig(path: string, server: string, pki: Pki, client = { cert: pki.adminCert, key: pki.adminKey }): void {
+/** A kubeconfig for `client`: a client certificate (the admin's by default) or a bearer token. */
+export function writeKubeconfig(
+  path: string,
+  server: string,
+  pki: Pick<Pki, 'caCert'> & Partial<Pick<Pki, 'adminCert' | 'adminKey'>>,
+  client: { cert: string; key: string } | { token: string } = { cert: pki.adminCert!, key: pki.adminKey! },
+): void {
   const b64 = (s: string): string => Buffer.from(s).toString('base64');
+  const credentials =
+    'token' in client
+      ? [`    token: ${client.token}`]
+      : [`    client-certificate-data: ${b64(client.cert)}`, `    client-key-data: ${b64(client.key)}`];
   writeFileSync(
     path,
     [
@@ -160,8 +171,7 @@ export function writeKubeconfig(path: string, server: string, pki: Pki, client =
       'users:',
       '- name: admin',
       '  user:',
-      `    client-certificate-data: ${b64(client.cert)}`,
-      `    client-key-data: ${b64(client.key)}`,
+      ...credentials,
       'contexts:',
       '- name: echoperator-local',
       '  context:',
@@ -345,11 +355,13 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
 }
 
 /**
- * Stops the node (everything it made on the machine), then the processes recorded in state
- * (controller-manager first, etcd last), and removes the folder.
+ * Stops GitOps (Flux and the git server) when it was started, the node (everything it made on
+ * the machine), then the processes recorded in state (controller-manager first, etcd last), and
+ * removes the folder.
  */
 export async function stopControlPlane(state: ControlPlaneState): Promise<void> {
   const { etcd, kubeApiserver, kubeControllerManager } = state.pids;
+  await stopGitOps(state.dir);
   await terminate(kubeControllerManager, state.dir);
   if (state.node || existsSync(join(state.dir, 'node'))) await stopNode(state.dir, state.node);
   for (const pid of [kubeApiserver, etcd]) await terminate(pid, state.dir);

@@ -27,10 +27,11 @@ export interface Launched {
   logPath: string;
 }
 
-export function launch(name: string, bin: string, args: string[], dir: string, detached: boolean): Launched {
+/** Starts bin with its output appended to dir/logs/NAME.log; `env` is added to this process's environment. */
+export function launch(name: string, bin: string, args: string[], dir: string, detached: boolean, env?: NodeJS.ProcessEnv): Launched {
   const logPath = join(dir, 'logs', `${name}.log`);
   const fd = openSync(logPath, 'a');
-  const child = spawn(bin, args, { detached, stdio: ['ignore', fd, fd] });
+  const child = spawn(bin, args, { detached, stdio: ['ignore', fd, fd], ...(env ? { env: { ...process.env, ...env } } : {}) });
   closeSync(fd);
   let exit: { code: number | null; signal: string | null } | undefined;
   child.on('exit', (code, signal) => (exit = { code, signal }));

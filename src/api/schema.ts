@@ -20,6 +20,7 @@ export interface JSONSchemaProps {
   'x-kubernetes-list-map-keys'?: string[];
   'x-kubernetes-validations'?: { rule: string; message: string }[];
   'x-kubernetes-preserve-unknown-fields'?: boolean;
+  default?: unknown;
 }
 
 /** metav1.Condition, as every Kubernetes API documents it. */
@@ -75,6 +76,11 @@ export function customResourceSchema(parts: {
         type: 'object',
         description: parts.statusDescription,
         properties: { ...parts.status, observedGeneration: observedGenerationSchema, conditions: conditionsSchema },
+        // The API server fills this in on every read of an object whose status the operator has
+        // not written yet, so kstatus (Flux's health checks) reads generation 1 > observed 0 as
+        // InProgress from the first look. Without it, an object with no status at all reads as
+        // Current: a Kustomization applying an Echo could be Ready before the operator saw it.
+        default: { observedGeneration: 0 },
       },
     },
   };

@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import { buildCrd } from '../../src/api/index.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { SETTINGS, parseSettings } from '../../src/config/index.js';
-import { synthesize, type Manifest } from '../../infra/chart.js';
+import { synthesize, synthesizeFiles, type Manifest } from '../../infra/chart.js';
 import { ECHOPERATOR_VERSION, EchoperatorPropsError, type EchoperatorProps } from '../../infra/echoperator.js';
 import { applyEnvOverrides, loadValues, parseValues, ValuesError } from '../../infra/values.js';
 
@@ -559,28 +559,45 @@ describe('values.yaml and ECHOPERATOR_HA', () => {
 });
 
 describe('the app', () => {
-  function runApp(outdir: string, env: Record<string, string> = {}): string {
+  /** The output folder's files (name -> text) after one run of the app. */
+  function runApp(outdir: string, env: Record<string, string> = {}): Record<string, string> {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'infra/main.ts'], {
       encoding: 'utf8',
       env: { ...process.env, CDK8S_OUTDIR: outdir, ECHOPERATOR_HA: '', ...env },
       timeout: 60_000,
     });
     assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(readdirSync(outdir), ['echoperator.k8s.yaml'], 'one file, nothing else in the output folder');
-    return readFileSync(join(outdir, 'echoperator.k8s.yaml'), 'utf8');
+    return Object.fromEntries(readdirSync(outdir).map((f) => [f, readFileSync(join(outdir, f), 'utf8')]));
   }
 
-  it('writes one byte-identical file per run, equal to the in-process synthesis; ECHOPERATOR_HA flips it', { timeout: 120_000 }, (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'echoperator-synth-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const out = join(dir, 'manifests');
-    const first = runApp(out);
-    const second = runApp(out);
-    assert.equal(second, first);
-    assert.equal(first, synthesize(loadValues(undefined, {})).yaml);
-    const ha = runApp(out, { ECHOPERATOR_HA: 'true' });
-    assert.equal(ha, synthesize({ ...loadValues(undefined, {}), ha: { enabled: true } }).yaml);
-    assert.notEqual(ha, first);
+  it(
+    'writes the CRDs and the install as two byte-identical files per run, equal to the in-process synthesis; ECHOPERATOR_HA flips it',
+    { timeout: 120_000 },
+    (t) => {
+      const dir = mkdtempSync(join(tmpdir(), 'echoperator-synth-'));
+      t.after(() => rmSync(dir, { recursive: true, force: true }));
+      const out = join(dir, 'manifests');
+      const first = runApp(out);
+      assert.deepEqual(Object.keys(first).sort(), ['echoperator-crds.k8s.yaml', 'echoperator.k8s.yaml'], 'two files, nothing else');
+      assert.deepEqual(runApp(out), first);
+      assert.deepEqual(first, synthesizeFiles(loadValues(undefined, {})));
+      // The two files together are the whole install, CRDs first: what `kubectl apply -f` of the folder applies.
+      const docs = (text: string): string[] => text.split('\n---\n').map((d) => d.trim());
+      assert.deepEqual(
+        [...docs(first['echoperator-crds.k8s.yaml']!), ...docs(first['echoperator.k8s.yaml']!)].sort(),
+        docs(synthesize(loadValues(undefined, {})).yaml).sort(),
+      );
+      assert.ok(parse(first['echoperator-crds.k8s.yaml']!.split('\n---\n')[0]!).kind === 'CustomResourceDefinition');
+      assert.doesNotMatch(first['echoperator.k8s.yaml']!, /kind: CustomResourceDefinition/);
+      const ha = runApp(out, { ECHOPERATOR_HA: 'true' });
+      assert.deepEqual(ha, synthesizeFiles({ ...loadValues(undefined, {}), ha: { enabled: true } }));
+      assert.equal(ha['echoperator-crds.k8s.yaml'], first['echoperator-crds.k8s.yaml'], 'HA leaves the CRDs alone');
+      assert.notEqual(ha['echoperator.k8s.yaml'], first['echoperator.k8s.yaml']);
+    },
+  );
+
+  it('leaves the CRDs file out with installCrds: false', () => {
+    assert.deepEqual(Object.keys(synthesizeFiles({ installCrds: false })), ['echoperator.k8s.yaml']);
   });
 
   it('cdk8s.yaml points the cdk8s CLI at the same app and output folder; npm run synth runs it', () => {

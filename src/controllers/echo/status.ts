@@ -1,16 +1,21 @@
 /**
  * An Echo's status, computed from its Job: a pure function, so the same Job always gives the same
  * status and a reconcile that changes nothing writes nothing.
+ *
+ * Besides the run's own conditions (Succeeded, Reconciled) it carries kstatus's summary (see
+ * readinessConditions): an Echo is Ready once its message is printed; Reconciling while its Job
+ * has not finished; Stalled when the Job failed, since a run is never repeated (only a new
+ * message starts another). So a GitOps tool that health-checks an Echo waits for the print.
  */
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo, EchoPhase, EchoStatus } from '../../api/echo.js';
-import { setConditions, type ConditionInput } from '../common/conditions.js';
+import { readinessConditions, setConditions, type ConditionInput, type Readiness } from '../common/conditions.js';
 import { apiTime, compact } from '../common/time.js';
 
 export const SUCCEEDED_CONDITION = 'Succeeded';
 export const RECONCILED_CONDITION = 'Reconciled';
 
-interface RunState {
+export interface RunState {
   phase: EchoPhase;
   succeeded: ConditionInput;
 }
@@ -55,6 +60,18 @@ export function runState(job: V1Job | undefined, name = job?.metadata?.name): Ru
   };
 }
 
+const READINESS: Record<EchoPhase, Readiness> = {
+  Pending: 'Progressing',
+  Running: 'Progressing',
+  Succeeded: 'Ready',
+  Failed: 'Stalled',
+};
+
+/** Ready, and Reconciling or Stalled, for a run in this state. */
+export function runReadiness(run: RunState): ConditionInput[] {
+  return readinessConditions(READINESS[run.phase], run.succeeded.reason, run.succeeded.message);
+}
+
 /** Status for `echo` whose current run is `job` (undefined: not created yet). */
 export function echoStatus(echo: Echo, jobName: string, job: V1Job | undefined, reconciled: ConditionInput, now: () => Date): EchoStatus {
   const run = runState(job, jobName);
@@ -64,7 +81,9 @@ export function echoStatus(echo: Echo, jobName: string, job: V1Job | undefined, 
     startTime: apiTime(job?.status?.startTime),
     completionTime: run.phase === 'Succeeded' ? apiTime(job?.status?.completionTime) : undefined,
     observedGeneration: echo.metadata.generation,
-    conditions: setConditions(echo.status?.conditions, [run.succeeded, reconciled], echo.metadata.generation, now),
+    // Reconciled last, where reportFailure puts it: the same conditions in the same order
+    // compare equal, so a pass that fails again writes nothing.
+    conditions: setConditions(echo.status?.conditions, [run.succeeded, ...runReadiness(run), reconciled], echo.metadata.generation, now),
   };
   return compact(status);
 }

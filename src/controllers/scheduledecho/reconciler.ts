@@ -6,12 +6,12 @@
  * CronJob already holds every field we manage (a restart writes nothing).
  */
 import type { V1CronJob } from '@kubernetes/client-node';
-import { SCHEDULED_ECHOS, type ScheduledEcho, type ScheduledEchoStatus } from '../../api/scheduledecho.js';
+import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import { CRONJOBS, resourcePath, withTypeMeta } from '../../kube/resources.js';
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
 import { containsDesired } from '../common/compare.js';
-import { setConditions } from '../common/conditions.js';
+import { READY_CONDITION } from '../common/conditions.js';
 import { reconcileFailed, reportFailure } from '../common/failure.js';
 import { FIELD_MANAGER } from '../common/labels.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
@@ -19,9 +19,7 @@ import type { EventRecorder } from '../../runtime/events.js';
 import type { ApiWriter, ObjectCache } from '../common/ports.js';
 import { writeStatus } from '../common/status.js';
 import { desiredCronJob } from './desired.js';
-import { apiTime } from '../common/time.js';
-
-export const READY_CONDITION = 'Ready';
+import { scheduledEchoStatus } from './status.js';
 
 export interface ScheduledEchoReconcilerDeps {
   scheduledEchos: ObjectCache<ScheduledEcho>;
@@ -118,7 +116,7 @@ export class ScheduledEchoReconciler implements Reconciler {
       events.recordEvent(se, 'Normal', reason, message);
     }
 
-    await writeStatus(api, SCHEDULED_ECHOS, se, se.status, this.status(se, name, cronJob), ctx.signal, this.wrote);
+    await writeStatus(api, SCHEDULED_ECHOS, se, se.status, scheduledEchoStatus(se, name, cronJob, this.now), ctx.signal, this.wrote);
   }
 
   /** POST; on AlreadyExists the existing one is returned for the caller's ownership check. */
@@ -142,29 +140,5 @@ export class ScheduledEchoReconciler implements Reconciler {
       });
       return { cronJob, created: false };
     }
-  }
-
-  private status(se: ScheduledEcho, name: string, cronJob: V1CronJob): ScheduledEchoStatus {
-    const status: ScheduledEchoStatus = {
-      cronJobName: name,
-      lastScheduleTime: apiTime(cronJob.status?.lastScheduleTime),
-      lastSuccessfulTime: apiTime(cronJob.status?.lastSuccessfulTime),
-      observedGeneration: se.metadata.generation,
-      conditions: setConditions(
-        se.status?.conditions,
-        [
-          {
-            type: READY_CONDITION,
-            status: 'True',
-            reason: 'CronJobReady',
-            message: `CronJob ${name} runs on schedule "${se.spec.schedule}"`,
-          },
-        ],
-        se.metadata.generation,
-        this.now,
-      ),
-    };
-    for (const k of Object.keys(status) as (keyof ScheduledEchoStatus)[]) if (status[k] === undefined) delete status[k];
-    return status;
   }
 }

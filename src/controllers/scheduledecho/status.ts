@@ -1,0 +1,29 @@
+/**
+ * A ScheduledEcho's status, computed from its CronJob: a pure function, so the same CronJob
+ * always gives the same status and a reconcile that changes nothing writes nothing.
+ *
+ * Its kstatus summary (see readinessConditions) is Ready alone: a ScheduledEcho is Ready once its
+ * CronJob is in place, written in the same pass that computes this status, so there is no phase
+ * in which it progresses on its own. A pass that fails sets Ready=False with the error instead
+ * (reportFailure), which kstatus reads as InProgress; before the first pass, the CRD's default
+ * status.observedGeneration (0) already reads as InProgress.
+ */
+import type { V1CronJob } from '@kubernetes/client-node';
+import type { ScheduledEcho, ScheduledEchoStatus } from '../../api/scheduledecho.js';
+import { readinessConditions, setConditions } from '../common/conditions.js';
+import { apiTime, compact } from '../common/time.js';
+
+export function scheduledEchoStatus(se: ScheduledEcho, name: string, cronJob: V1CronJob, now: () => Date): ScheduledEchoStatus {
+  return compact({
+    cronJobName: name,
+    lastScheduleTime: apiTime(cronJob.status?.lastScheduleTime),
+    lastSuccessfulTime: apiTime(cronJob.status?.lastSuccessfulTime),
+    observedGeneration: se.metadata.generation,
+    conditions: setConditions(
+      se.status?.conditions,
+      readinessConditions('Ready', 'CronJobReady', `CronJob ${name} runs on schedule "${se.spec.schedule}"`),
+      se.metadata.generation,
+      now,
+    ),
+  });
+}
