@@ -9,7 +9,7 @@ import { test, type TestContext } from 'node:test';
 import type { V1CronJob } from '@kubernetes/client-node';
 import { desiredCronJob } from '../../src/controllers/scheduledecho/desired.js';
 import { FIELD_MANAGER } from '../../src/controllers/common/labels.js';
-import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { applyScheduledEcho, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { installCrds, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
 /** Yearly: the cronjob controller starts no run while a test looks at the CronJob. */
@@ -24,16 +24,8 @@ async function operatorIn(t: TestContext, prefix: string): Promise<{ ns: string;
   return { ns, op };
 }
 
-function applyScheduledEcho(ns: string, name: string): any {
-  kubectlOk(['apply', '-f', '-'], {
-    namespace: ns,
-    input: JSON.stringify({
-      apiVersion: 'mmontes.io/v1alpha1',
-      kind: 'ScheduledEcho',
-      metadata: { name },
-      spec: { message: 'tick', schedule: SCHEDULE },
-    }),
-  });
+function scheduledEcho(ns: string, name: string): any {
+  applyScheduledEcho(ns, name, { message: 'tick', schedule: SCHEDULE });
   return kubectlJson(['get', 'scheduledecho', name], { namespace: ns });
 }
 
@@ -44,7 +36,7 @@ function cronJob(ns: string, name: string): any {
 
 test('every CronJob field the operator owns is restored after a hand edit: suspend, timeZone, startingDeadlineSeconds', async (t) => {
   const { ns } = await operatorIn(t, 'cj-drift');
-  applyScheduledEcho(ns, 'tick');
+  scheduledEcho(ns, 'tick');
   const cj = await eventually('the CronJob', () => cronJob(ns, 'tick'));
   const owned = { suspend: cj.spec.suspend, timeZone: cj.spec.timeZone, startingDeadlineSeconds: cj.spec.startingDeadlineSeconds };
   assert.deepEqual(owned, { suspend: false, timeZone: 'Etc/UTC', startingDeadlineSeconds: owned.startingDeadlineSeconds });
@@ -90,7 +82,7 @@ const operatorEntries = (cj: any): string[] =>
 
 test('the operator owns its CronJob by server-side apply from the first write, so a field it stops setting is pruned', async (t) => {
   const { ns, op } = await operatorIn(t, 'cj-prune');
-  const se = applyScheduledEcho(ns, 'tick');
+  const se = scheduledEcho(ns, 'tick');
   const cj = await eventually('the CronJob', () => cronJob(ns, 'tick'));
   assert.deepEqual(
     operatorEntries(cj),
@@ -104,7 +96,7 @@ test('the operator owns its CronJob by server-side apply from the first write, s
 test('a CronJob an earlier version created by POST passes into apply ownership, so pruning works on it too', async (t) => {
   installCrds();
   const ns = testNamespace(t, 'cj-upgrade');
-  const se = applyScheduledEcho(ns, 'tick');
+  const se = scheduledEcho(ns, 'tick');
   // As the earlier version made it: a POST (an Update entry of the operator's field manager),
   // without the fields this version also owns.
   const earlier: V1CronJob = desiredCronJob({ ...se, kind: 'ScheduledEcho' }, IMAGE);
@@ -138,7 +130,7 @@ test('a same-named CronJob someone else made is never taken over, even when it h
   kubectlOk(['create', '-f', '-'], { namespace: ns, input: JSON.stringify(foreign) });
   const before = cronJob(ns, 'tick');
 
-  applyScheduledEcho(ns, 'tick');
+  scheduledEcho(ns, 'tick');
   const ready = await eventually('the ScheduledEcho says why it has no CronJob', () =>
     kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status?.conditions?.find(
       (c: any) => c.type === 'Ready' && c.status === 'False',

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyEcho, eventually, jobsOf, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { applyEcho, applyScheduledEcho, eventually, jobsOf, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { auditLogFrom } from '../support/audit.js';
 import { metricValue } from '../support/faults.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
@@ -67,15 +67,7 @@ test('restarting the operator over reconciled objects writes nothing', async (t)
   const ns = testNamespace(t, 'echo-restart');
   const first = await operatorFor(t, [ns]);
   for (let i = 0; i < 5; i++) applyEcho(ns, `e${i}`, `message ${i}`);
-  kubectlOk(['apply', '-f', '-'], {
-    namespace: ns,
-    input: JSON.stringify({
-      apiVersion: 'mmontes.io/v1alpha1',
-      kind: 'ScheduledEcho',
-      metadata: { name: 'tick' },
-      spec: { message: 'tick', schedule: '0 0 1 1 *' },
-    }),
-  });
+  applyScheduledEcho(ns, 'tick', { message: 'tick', schedule: '0 0 1 1 *' });
   // Settled: the job controller has started every Job and every Echo's status says so. A Job it
   // starts later (a busy controller-manager) is news the restarted operator must mirror.
   await eventually(
