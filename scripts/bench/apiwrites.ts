@@ -9,7 +9,8 @@
  *    own /metrics, for the resources the operator writes. It has no namespace or client label,
  *    so whatever else runs on the cluster (other tests) is counted too: an upper bound.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
 import { getText, parseProm, type BenchEnv, auditLogPath } from './common.js';
 
 const WRITE_VERBS = /^(POST|PUT|PATCH|DELETE|DELETECOLLECTION)$/;
@@ -48,11 +49,9 @@ function fileSize(path: string): number {
   }
 }
 
-function readFrom(path: string, offset: number): string {
-  if (!existsSync(path)) return '';
+function readRange(path: string, start: number): string {
   const size = fileSize(path);
-  // Rotated meanwhile (the log is capped): count what the new file holds.
-  const start = size < offset ? 0 : offset;
+  if (size <= start) return '';
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.alloc(size - start);
@@ -61,6 +60,24 @@ function readFrom(path: string, offset: number): string {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What the log gained since `offset`. The log is capped (kube-apiserver rotates it to
+ * audit-<time>.log beside it): when it was rotated meanwhile, what the window wrote before the
+ * rotation is read from the newest rotated file, from the offset on, then the new file whole.
+ */
+export function appendedSince(path: string, offset: number): string {
+  if (!existsSync(path)) return '';
+  if (fileSize(path) >= offset) return readRange(path, offset);
+  const dir = dirname(path);
+  const stem = basename(path, extname(path));
+  // Rotated names end in the time of the rotation, which sorts as text.
+  const rotated = readdirSync(dir)
+    .filter((f) => f.startsWith(`${stem}-`) && f.endsWith(extname(path)))
+    .sort()
+    .at(-1);
+  return (rotated ? readRange(join(dir, rotated), offset) : '') + readRange(path, 0);
 }
 
 interface AuditEvent {
@@ -106,7 +123,7 @@ export class WriteCounter {
     if (this.auditPath) {
       audit = { total: 0, by: {} };
       const namespaces = new Set(this.filter.namespaces);
-      for (const line of readFrom(this.auditPath, this.auditOffset).split('\n')) {
+      for (const line of appendedSince(this.auditPath, this.auditOffset).split('\n')) {
         if (!line) continue;
         let ev: AuditEvent;
         try {
@@ -127,6 +144,11 @@ export class WriteCounter {
     }
     return { audit, apiserver };
   }
+}
+
+/** Status writes to Echos answered 409 Conflict: a pass that acted on an older copy than the server's. */
+export function statusConflicts(c: WriteCount | undefined): number | undefined {
+  return c?.by['patch echos/status -> 409'] ?? (c ? 0 : undefined);
 }
 
 export function formatWrites(c: WriteCount | undefined): string {

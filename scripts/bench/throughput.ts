@@ -17,7 +17,7 @@
  * hits both; the ratio is taken per round.
  */
 import type { Echo } from '../../src/api/echo.js';
-import { formatWrites, WriteCounter, type WriteCounts } from './apiwrites.js';
+import { formatWrites, statusConflicts, WriteCounter, type WriteCounts } from './apiwrites.js';
 import {
   AsyncQueue,
   CpuWindow,
@@ -167,6 +167,9 @@ function opProfile(r: Result): string[] {
   ];
 }
 
+/** From the audit log only: the cluster-wide count cannot tell a 409 apart. */
+const conflictsOf = (r: Result): string => String(statusConflicts(r.writes.audit) ?? 'n/a');
+
 const lat = (xs: number[]): string => (xs.length ? `${secs(quantile(xs, 0.5))} / ${secs(quantile(xs, 0.99))}` : 'n/a');
 
 export async function throughput(env: BenchEnv, opts: ThroughputOptions): Promise<Section[]> {
@@ -187,7 +190,9 @@ default), per round, the two run back to back in alternating order (goal <= 1.25
 creates all Echos first and then does the bare writes (W = ${opts.workers[0]}), giving the creation time alone and the writes alone.
 Every run has its own namespace, deleted (and waited for) before the next. The job controller creates a Pod per Job
 in every run (nothing schedules them). The writes listed per run come from the audit log when the control plane
-has one (every client in the namespace: the bench's Echo POSTs, the operator, the job controller's Events).`,
+has one (every client in the namespace: the bench's Echo POSTs, the operator, the job controller's Events); so do
+the Echo status writes answered 409 Conflict, per run: a conditional write made from a copy older than the server's
+(the operator's own last write not yet in its cache, for one; issue 13 asks for none).`,
     },
   ];
   for (const n of opts.sizes) {
@@ -227,6 +232,7 @@ has one (every client in the namespace: the bench's Echo POSTs, the operator, th
           secs(r.operator.createMs),
           q ? String(q.reconciles) : 'n/a',
           q ? `${(q.queueWait * 1000).toFixed(0)} ms / ${(q.work * 1000).toFixed(1)} ms` : 'n/a',
+          `${conflictsOf(r.operator)} / ${conflictsOf(r.pipelined)}`,
         ]);
       });
       const med = (f: (r: { operator: Result; pipelined: Result }) => number): number => median(rounds.map(f));
@@ -248,7 +254,7 @@ has one (every client in the namespace: the bench's Echo POSTs, the operator, th
 
 ${provenance(env, m, '', load)}
 
-${table(['W', 'round', 'operator', 'bare', 'ratio', 'Echo creation (operator run)', 'reconciles until done', 'mean queue wait / reconcile'], rows)}
+${table(['W', 'round', 'operator', 'bare', 'ratio', 'Echo creation (operator run)', 'reconciles until done', 'mean queue wait / reconcile', 'status writes answered 409, operator / bare'], rows)}
 
 ${summaries.join('; ')}. Sequential (W=${opts.workers[0]}): creation ${secs(seq.createMs)}, then writes ${secs(seq.writesMs ?? NaN)}.
 

@@ -42,7 +42,7 @@ const schema = customResourceSchema({
       message: messageSchema,
       schedule: {
         type: 'string',
-        description: 'A cron schedule, e.g. "*/1 * * * *" or "@hourly" (times in the controller-manager\'s time zone).',
+        description: 'A cron schedule, e.g. "*/1 * * * *" or "@hourly" (times in UTC).',
         maxLength: 128,
         'x-kubernetes-validations': [
           {

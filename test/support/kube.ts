@@ -98,6 +98,14 @@ export function applyEcho(ns: string, name: string, message: string): void {
   });
 }
 
+/** Applies a ScheduledEcho (client-side apply, as a user would). */
+export function applyScheduledEcho(ns: string, name: string, spec: { message: string; schedule: string }): void {
+  kubectlOk(['apply', '-f', '-'], {
+    namespace: ns,
+    input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho', metadata: { name }, spec }),
+  });
+}
+
 /** The Jobs labelled as made for Echo `echo`. */
 export function jobsOf(ns: string, echo: string): any[] {
   return kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items;

@@ -1,5 +1,13 @@
 /**
  * The CronJob a ScheduledEcho should have: a pure function of it and the settings.
+ *
+ * What the operator owns: every field this function sets, by server-side apply (the reconciler
+ * restores any of them edited by hand, and prunes one a later version stops setting). It sets
+ * every CronJob field that decides whether and when the message is printed, even those whose
+ * value is the server's default, since only a field it sets is one it can restore: the schedule,
+ * its time zone, the starting deadline, suspend, the concurrency policy, the history limits,
+ * and the Job template it builds. Fields it does not set (a Job's activeDeadlineSeconds, a
+ * pod's tolerations or nodeSelector...) are left to the cluster's users and admission policies.
  */
 import type { V1CronJob } from '@kubernetes/client-node';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
@@ -19,6 +27,15 @@ export function cronJobNameFor(se: ScheduledEcho): string {
   return nameWithin(se.metadata.name!, 52);
 }
 
+/** Schedules are read in UTC, wherever kube-controller-manager runs. */
+export const CRONJOB_TIME_ZONE = 'Etc/UTC';
+/**
+ * A run that could not start within 5 minutes of its time (the cronjob controller down or
+ * behind, the previous run still going under Forbid) is skipped, not started late; it also keeps
+ * the controller from counting missed times back to the last run after a long outage.
+ */
+export const STARTING_DEADLINE_SECONDS = 300;
+
 export function desiredCronJob(se: ScheduledEcho, image: string): V1CronJob {
   const labels = ownedLabels(SCHEDULED_ECHO_LABEL, se.metadata.name!, 'scheduledecho');
   return {
@@ -27,6 +44,9 @@ export function desiredCronJob(se: ScheduledEcho, image: string): V1CronJob {
     metadata: ownedObjectMeta(se, SCHEDULED_ECHOS, cronJobNameFor(se), labels),
     spec: {
       schedule: se.spec.schedule,
+      timeZone: CRONJOB_TIME_ZONE,
+      startingDeadlineSeconds: STARTING_DEADLINE_SECONDS,
+      suspend: false,
       concurrencyPolicy: 'Forbid',
       successfulJobsHistoryLimit: 3,
       failedJobsHistoryLimit: 1,

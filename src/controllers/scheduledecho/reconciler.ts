@@ -2,18 +2,22 @@
  * ScheduledEcho -> one CronJob in its namespace, kept equal to what the ScheduledEcho says with
  * server-side apply; the CronJob's schedule times -> the ScheduledEcho's status.
  *
- * Guarantees: a CronJob deleted or edited by hand is restored; nothing is written when the cached
- * CronJob already holds every field we manage (a restart writes nothing).
+ * Guarantees: the CronJob is created by apply and every field the operator sets (desired.ts) is
+ * owned by its field manager from that first write (common/apply.ts), so a field edited or removed
+ * by hand is restored and a field it stops setting is pruned; a deleted CronJob is re-created; a
+ * same-named CronJob this ScheduledEcho does not control is never written to, only reported;
+ * nothing is written when the cached CronJob already holds every field we set (a restart writes
+ * nothing).
  */
 import type { V1CronJob } from '@kubernetes/client-node';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { isConflict, isNotFound } from '../../kube/errors.js';
 import { CRONJOBS, resourcePath, withTypeMeta } from '../../kube/resources.js';
 import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
+import { applyTo, createByApply } from '../common/apply.js';
 import { containsDesired } from '../common/compare.js';
 import { READY_CONDITION } from '../common/conditions.js';
 import { reconcileFailed, reportFailure } from '../common/failure.js';
-import { FIELD_MANAGER } from '../common/labels.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 import type { EventRecorder } from '../../runtime/events.js';
 import type { ApiWriter, ObjectCache } from '../common/ports.js';
@@ -82,8 +86,8 @@ export class ScheduledEchoReconciler implements Reconciler {
       }
     }
 
-    // The cache holds only CronJobs labelled as ours. One it lacks is created, not applied: a
-    // forced apply would take over a same-named CronJob of someone else's.
+    // The cache holds only CronJobs labelled as ours: one it lacks is created, or, when the name is
+    // taken, read from the server (ours if the cache is behind or our labels were removed by hand).
     let cronJob = owned.find((c) => c.metadata?.name === name) ?? this.deps.cronJobs.get(`${ns}/${name}`);
     let change: 'created' | 'changed' | undefined;
     if (!cronJob) {
@@ -97,12 +101,7 @@ export class ScheduledEchoReconciler implements Reconciler {
     // Owner references are compared by the check above (others may add theirs beside ours).
     const { ownerReferences: _ours, ...desiredMeta } = desired.metadata!;
     if (!containsDesired({ ...desired, metadata: desiredMeta }, cronJob)) {
-      cronJob = await api.request<V1CronJob>('PATCH', resourcePath(CRONJOBS, ns, name), {
-        query: { fieldManager: FIELD_MANAGER, force: true },
-        body: desired,
-        contentType: 'application/apply-patch+yaml',
-        signal: ctx.signal,
-      });
+      cronJob = await applyTo(api, CRONJOBS, desired, cronJob.metadata!.uid!, ctx.signal);
       change ??= 'changed';
     }
     if (change) {
@@ -119,24 +118,20 @@ export class ScheduledEchoReconciler implements Reconciler {
     await writeStatus(api, SCHEDULED_ECHOS, se, se.status, scheduledEchoStatus(se, name, cronJob, this.now), ctx.signal, this.wrote);
   }
 
-  /** POST; on AlreadyExists the existing one is returned for the caller's ownership check. */
+  /** Creates by apply; when the name is taken, the existing one is returned for the caller's ownership check. */
   private async createCronJob(
     se: ScheduledEcho,
     desired: V1CronJob,
     ctx: ReconcileContext,
   ): Promise<{ cronJob: V1CronJob; created: boolean }> {
-    const ns = se.metadata.namespace!;
     try {
-      const cronJob = await this.deps.api.request<V1CronJob>('POST', resourcePath(CRONJOBS, ns), {
-        query: { fieldManager: FIELD_MANAGER },
-        body: desired,
-        signal: ctx.signal,
-      });
-      return { cronJob, created: true };
+      return { cronJob: await createByApply(this.deps.api, CRONJOBS, desired, ctx.signal), created: true };
     } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-      const cronJob = await this.deps.api.request<V1CronJob>('GET', resourcePath(CRONJOBS, ns, desired.metadata!.name), {
-        signal: ctx.signal,
+      if (!isConflict(err)) throw err;
+      const path = resourcePath(CRONJOBS, se.metadata.namespace, desired.metadata!.name);
+      const cronJob = await this.deps.api.request<V1CronJob>('GET', path, { signal: ctx.signal }).catch((getErr: unknown) => {
+        // Deleted meanwhile: the conflict stands, and the next try creates it.
+        throw isNotFound(getErr) ? err : getErr;
       });
       return { cronJob, created: false };
     }
