@@ -13,6 +13,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { resourcePath } from '../../src/kube/index.js';
 import { ECHOS } from '../../src/api/echo.js';
+import { STALLED_CONDITION } from '../../src/controllers/common/conditions.js';
+import { RECONCILED_CONDITION } from '../../src/controllers/echo/status.js';
 import { EVENTS, JOBS } from '../../src/kube/resources.js';
 import { auditLogFrom } from '../support/audit.js';
 import { metricValue, pool, restClient, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
@@ -89,8 +91,12 @@ test(
     const watched = admin
       .stream(resourcePath(ECHOS, ns), { watch: true }, watching.signal, (line) => {
         const echo = (JSON.parse(line) as { object: any }).object;
+        // A failed pass says Reconciled=False; a run that cannot succeed says Stalled=True. Ready=False
+        // alone is a run in progress (kstatus), which every Echo goes through.
         for (const c of echo?.status?.conditions ?? []) {
-          if (c.status === 'False') failed.push(`${echo.metadata.name}: ${c.type}=False ${c.reason}: ${c.message}`);
+          const failure =
+            (c.type === RECONCILED_CONDITION && c.status === 'False') || (c.type === STALLED_CONDITION && c.status === 'True');
+          if (failure) failed.push(`${echo.metadata.name}: ${c.type}=${c.status} ${c.reason}: ${c.message}`);
         }
       })
       .catch(() => undefined);
