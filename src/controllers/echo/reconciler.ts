@@ -12,9 +12,9 @@ import type { V1Job } from '@kubernetes/client-node';
 import { ECHOS, type Echo } from '../../api/echo.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import { JOBS, resourcePath, withTypeMeta } from '../../kube/resources.js';
-import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
+import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
 import { findCondition } from '../common/conditions.js';
-import { reconcileFailed, reportFailure } from '../common/failure.js';
+import { PrimaryReconciler, type Latest } from '../common/primary.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 import type { EventRecorder } from '../../runtime/events.js';
 import type { ApiWriter, ObjectCache } from '../common/ports.js';
@@ -31,46 +31,14 @@ export interface EchoReconcilerDeps {
   now?: () => Date;
 }
 
-export class EchoReconciler implements Reconciler {
-  private readonly now: () => Date;
-  /** Every status write is remembered, so the next pass never acts on an older cached copy. */
-  private readonly wrote: (echo: Echo) => void;
-
+export class EchoReconciler extends PrimaryReconciler<Echo> {
   constructor(private readonly deps: EchoReconcilerDeps) {
-    this.now = deps.now ?? (() => new Date());
-    this.wrote = (echo) => deps.echos.wrote?.(echo);
+    super({ type: ECHOS, cache: deps.echos, api: deps.api, events: deps.events, failureCondition: RECONCILED_CONDITION, now: deps.now });
   }
 
-  async reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileOutcome> {
-    const echo = this.deps.echos.get(key);
-    // Gone or going: the garbage collector removes its Job through the owner reference.
-    if (!echo || echo.metadata.deletionTimestamp) return undefined;
-    // The Echo as the server last had it: the cached one, until this pass writes its status.
-    const latest = { echo: withTypeMeta(ECHOS, echo) };
-    try {
-      await this.reconcileEcho(latest, ctx);
-    } catch (err) {
-      return reconcileFailed(err, ctx, () =>
-        reportFailure(
-          this.deps.api,
-          this.deps.events,
-          ECHOS,
-          latest.echo,
-          RECONCILED_CONDITION,
-          err,
-          this.now,
-          ctx.log,
-          ctx.signal,
-          this.wrote,
-        ),
-      );
-    }
-    return undefined;
-  }
-
-  private async reconcileEcho(latest: { echo: Echo }, ctx: ReconcileContext): Promise<void> {
+  protected async pass(latest: Latest<Echo>, ctx: ReconcileContext): Promise<void> {
     const { api, events } = this.deps;
-    const echo = latest.echo;
+    const echo = latest.object;
     const jobName = jobNameFor(echo);
     const owned = this.deps.jobs.byIndex(CONTROLLER_OWNER_INDEX, echo.metadata.uid!);
 
@@ -101,15 +69,15 @@ export class EchoReconciler implements Reconciler {
     if (!job) {
       const claimed = await this.claimRun(echo, jobName, ctx);
       if (!claimed) return;
-      if (claimed !== true) latest.echo = withTypeMeta(ECHOS, claimed);
+      if (claimed !== true) latest.object = withTypeMeta(ECHOS, claimed);
       job = await this.createJob(echo, ctx);
     }
-    const current = latest.echo;
+    const current = latest.object;
     const desired = echoStatus(current, jobName, job, reconciledOk, this.now);
     const written = await writeStatus(api, ECHOS, current, current.status, desired, ctx.signal, this.wrote);
-    if (written) latest.echo = withTypeMeta(ECHOS, written);
+    if (written) latest.object = withTypeMeta(ECHOS, written);
     // Either write (the claim or this one) replaced the cached Echo in `latest`.
-    if (latest.echo !== echo) {
+    if (latest.object !== echo) {
       ctx.log.debug('status written', { phase: desired.phase });
       if (desired.phase !== echo.status?.phase) this.announce(echo, desired.phase, jobName, job);
     }

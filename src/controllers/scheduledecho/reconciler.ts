@@ -12,12 +12,12 @@
 import type { V1CronJob } from '@kubernetes/client-node';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
 import { isConflict, isNotFound } from '../../kube/errors.js';
-import { CRONJOBS, resourcePath, withTypeMeta } from '../../kube/resources.js';
-import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
+import { CRONJOBS, resourcePath } from '../../kube/resources.js';
+import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
 import { applyTo, createByApply } from '../common/apply.js';
 import { containsDesired } from '../common/compare.js';
 import { READY_CONDITION } from '../common/conditions.js';
-import { reconcileFailed, reportFailure } from '../common/failure.js';
+import { PrimaryReconciler, type Latest } from '../common/primary.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 import type { EventRecorder } from '../../runtime/events.js';
 import type { ApiWriter, ObjectCache } from '../common/ports.js';
@@ -34,41 +34,20 @@ export interface ScheduledEchoReconcilerDeps {
   now?: () => Date;
 }
 
-export class ScheduledEchoReconciler implements Reconciler {
-  private readonly now: () => Date;
-  /** Every status write is remembered, so the next pass never acts on an older cached copy. */
-  private readonly wrote: (se: ScheduledEcho) => void;
-
+export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
   constructor(private readonly deps: ScheduledEchoReconcilerDeps) {
-    this.now = deps.now ?? (() => new Date());
-    this.wrote = (se) => deps.scheduledEchos.wrote?.(se);
+    super({
+      type: SCHEDULED_ECHOS,
+      cache: deps.scheduledEchos,
+      api: deps.api,
+      events: deps.events,
+      failureCondition: READY_CONDITION,
+      now: deps.now,
+    });
   }
 
-  async reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileOutcome> {
-    const se = this.deps.scheduledEchos.get(key);
-    if (!se || se.metadata.deletionTimestamp) return undefined;
-    try {
-      await this.reconcileScheduledEcho(withTypeMeta(SCHEDULED_ECHOS, se), ctx);
-    } catch (err) {
-      return reconcileFailed(err, ctx, () =>
-        reportFailure(
-          this.deps.api,
-          this.deps.events,
-          SCHEDULED_ECHOS,
-          se,
-          READY_CONDITION,
-          err,
-          this.now,
-          ctx.log,
-          ctx.signal,
-          this.wrote,
-        ),
-      );
-    }
-    return undefined;
-  }
-
-  private async reconcileScheduledEcho(se: ScheduledEcho, ctx: ReconcileContext): Promise<void> {
+  protected async pass(latest: Latest<ScheduledEcho>, ctx: ReconcileContext): Promise<void> {
+    const se = latest.object;
     const { api, events } = this.deps;
     const desired = desiredCronJob(se, this.deps.jobImage);
     const name = desired.metadata!.name!;
