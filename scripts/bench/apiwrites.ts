@@ -9,7 +9,8 @@
  *    own /metrics, for the resources the operator writes. It has no namespace or client label,
  *    so whatever else runs on the cluster (other tests) is counted too: an upper bound.
  */
-import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { getText, parseProm, type BenchEnv, auditLogPath } from './common.js';
 
 const WRITE_VERBS = /^(POST|PUT|PATCH|DELETE|DELETECOLLECTION)$/;
@@ -48,11 +49,9 @@ function fileSize(path: string): number {
   }
 }
 
-function readFrom(path: string, offset: number): string {
-  if (!existsSync(path)) return '';
+function readRange(path: string, start: number): string {
   const size = fileSize(path);
-  // Rotated meanwhile (the log is capped): count what the new file holds.
-  const start = size < offset ? 0 : offset;
+  if (size <= start) return '';
   const fd = openSync(path, 'r');
   try {
     const buf = Buffer.alloc(size - start);
@@ -61,6 +60,21 @@ function readFrom(path: string, offset: number): string {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What the log got since `offset`. The API server rotates it at --audit-log-maxsize, renaming it
+ * to audit-<time>.log beside it: then the rest of the newest backup, and all of the new file.
+ */
+function readFrom(path: string, offset: number): string {
+  if (!existsSync(path)) return '';
+  if (fileSize(path) >= offset) return readRange(path, offset);
+  const dir = dirname(path);
+  const backups = readdirSync(dir)
+    .filter((f) => /^audit-.+\.log$/.test(f))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  return (backups[0] ? readRange(backups[0], offset) : '') + readRange(path, 0);
 }
 
 interface AuditEvent {
