@@ -186,9 +186,12 @@ function newerSources(mtimeMs: number, dir = 'src'): string[] {
   return out;
 }
 
-export async function openEnv(opts: { privateCluster: boolean; fromSource?: boolean }): Promise<BenchEnv> {
-  // Thousands of Jobs: no node of ours, and no pods on one that `cluster:up` started (createNamespace).
-  const lease = await acquireControlPlane({ private: opts.privateCluster, node: false });
+/**
+ * node: a private cluster gets a node (pods run; only namespaces made with `pods: true` use it).
+ * Default false: thousands of Jobs, no node of ours, and no pods on one that `cluster:up` started.
+ */
+export async function openEnv(opts: { privateCluster: boolean; fromSource?: boolean; node?: boolean }): Promise<BenchEnv> {
+  const lease = await acquireControlPlane({ private: opts.privateCluster, node: opts.node ?? false });
   onCleanup(() => lease.release());
   log(`control plane: ${lease.describe}`);
   const kc = loadKubeConfig(lease.kubeconfig);
@@ -229,15 +232,18 @@ export async function withRetry<T>(fn: () => Promise<T>, attempts = 8): Promise<
 
 export const BENCH_LABEL = 'echoperator.mmontes.io/bench';
 
-/** A fresh namespace, deleted by the cleanup if the benchmark does not delete it itself. */
-export async function createNamespace(env: BenchEnv, prefix: string): Promise<string> {
+/**
+ * A fresh namespace, deleted by the cleanup if the benchmark does not delete it itself. Its pods
+ * stay off any node unless `pods` (the user's latency needs them to run).
+ */
+export async function createNamespace(env: BenchEnv, prefix: string, opts: { pods?: boolean } = {}): Promise<string> {
   const name = `${prefix}-${randomBytes(3).toString('hex')}`;
   await withRetry(() =>
     env.rest.request('POST', '/api/v1/namespaces', {
       body: {
         apiVersion: 'v1',
         kind: 'Namespace',
-        metadata: { name, labels: { [BENCH_LABEL]: 'true' }, annotations: { ...NO_PODS_ANNOTATIONS } },
+        metadata: { name, labels: { [BENCH_LABEL]: 'true' }, annotations: opts.pods ? {} : { ...NO_PODS_ANNOTATIONS } },
       },
     }),
   );

@@ -8,24 +8,34 @@ import { formatDuration } from '../controlplane/errors.js';
 import { installCrds, installSignalHandlers, isInterrupted, log, now, openEnv, runCleanups, type BenchEnv } from './common.js';
 import { updateDoc, type Section } from './report.js';
 
-const BENCHMARKS = ['throughput', 'restart', 'memory', 'failover', 'startup'] as const;
+const BENCHMARKS = ['throughput', 'restart', 'memory', 'failover', 'startup', 'peers', 'latency'] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 const HELP = `usage: npm run bench -- [BENCHMARK...] [options]
 
-Benchmarks (default: all, in this order):
+Benchmarks (default: all but latency, in this order):
   throughput   N Echos at once: operator vs a bare client doing the same writes   (N: 1000,5000)
   restart      restart over N reconciled Echos: time to ready, API writes (goal 0)  (N: 1000)
   memory       RSS idle and with N Echos + N Jobs cached, bytes per object        (N: 10000)
   failover     HA handover (SIGTERM) and takeover (SIGKILL), default and short lease settings
   startup      process start -> /readyz -> first Job, next to \`node -e 0\`
+  peers        next to a controller-runtime controller (scripts/bench/peer): backlog, live, CPU, RSS,
+               restart writes, in alternating rounds                          (N: 1000,5000)
+  latency      an Echo's POST -> its message in the pod's log, ours and the peer's (needs a node;
+               the cluster gets one: run it alone, or with --private-cluster)
 
 Options:
   --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; others take the first)
-  --runs R            repetitions: throughput rounds (default 2), failover and startup runs (default 5)
+  --runs R            repetitions: throughput rounds (default 2), peers rounds (default 3), failover and
+                      startup runs (default 5)
   --workers LIST      the operator's NUM_WORKERS and the bare client's concurrency; throughput measures
                       each (default 4,16), restart and memory take the first (default 4)
   --concurrency C     requests in flight when the bench creates objects (default 50)
+  --live-n N          peers: Echos created at a fixed rate while the operators run (default 1000)
+  --live-rate R       peers: that rate, Echos per second (default 100)
+  --memory-n LIST     peers: reconciled Echos + Jobs under a fresh process: RSS, restart writes
+                      (default 1000,10000)
+  --samples S         latency: Echos per operator (default 20)
   --private-cluster   start a private control plane for this run instead of reusing \`cluster:up\`'s
   --from-source       run the operator through tsx (memory still bundles)
   --no-docs           print only; do not update docs/benchmarks.md
@@ -41,6 +51,10 @@ interface Options {
   /** undefined: each benchmark's default. */
   workers: number[] | undefined;
   concurrency: number;
+  liveN: number;
+  liveRate: number;
+  memorySizes: number[];
+  samples: number;
   privateCluster: boolean;
   fromSource: boolean;
   docs: string | undefined;
@@ -55,6 +69,10 @@ function parse(argv: string[]): Options | undefined {
       runs: { type: 'string' },
       workers: { type: 'string' },
       concurrency: { type: 'string' },
+      'live-n': { type: 'string' },
+      'live-rate': { type: 'string' },
+      'memory-n': { type: 'string' },
+      samples: { type: 'string' },
       'private-cluster': { type: 'boolean', default: false },
       'from-source': { type: 'boolean', default: false },
       'no-docs': { type: 'boolean', default: false },
@@ -75,11 +93,15 @@ function parse(argv: string[]): Options | undefined {
     if (!(BENCHMARKS as readonly string[]).includes(p))
       throw new Error(`unknown benchmark ${JSON.stringify(p)}; choose from ${BENCHMARKS.join(', ')}`);
   return {
-    benchmarks: positionals.length ? BENCHMARKS.filter((b) => positionals.includes(b)) : [...BENCHMARKS],
+    benchmarks: positionals.length ? BENCHMARKS.filter((b) => positionals.includes(b)) : BENCHMARKS.filter((b) => b !== 'latency'),
     sizes: values.n?.split(',').map((s) => positiveInt('--n', s.trim())),
     runs: values.runs ? positiveInt('--runs', values.runs) : undefined,
     workers: values.workers?.split(',').map((s) => positiveInt('--workers', s.trim())),
     concurrency: values.concurrency ? positiveInt('--concurrency', values.concurrency) : 50,
+    liveN: values['live-n'] ? positiveInt('--live-n', values['live-n']) : 1000,
+    liveRate: values['live-rate'] ? positiveInt('--live-rate', values['live-rate']) : 100,
+    memorySizes: values['memory-n']?.split(',').map((v) => positiveInt('--memory-n', v.trim())) ?? [1000, 10_000],
+    samples: values.samples ? positiveInt('--samples', values.samples) : 20,
     privateCluster: values['private-cluster'] ?? false,
     fromSource: values['from-source'] ?? false,
     docs: values['no-docs'] ? undefined : (values.docs ?? 'docs/benchmarks.md'),
@@ -113,6 +135,22 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
       const { startup } = await import('./startup.js');
       return startup(env, { runs: o.runs ?? 5 });
     }
+    case 'peers': {
+      const { peers } = await import('./peers.js');
+      return peers(env, {
+        sizes: o.sizes ?? [1000, 5000],
+        rounds: o.runs ?? 3,
+        workers: o.workers?.[0] ?? 4,
+        createConcurrency: o.concurrency,
+        liveN: o.liveN,
+        livePerSecond: o.liveRate,
+        memorySizes: o.memorySizes,
+      });
+    }
+    case 'latency': {
+      const { latency } = await import('./latency.js');
+      return latency(env, { samples: o.samples, workers: o.workers?.[0] ?? 4 });
+    }
   }
 }
 
@@ -121,7 +159,7 @@ async function main(): Promise<number> {
   if (!o) return 0;
   installSignalHandlers();
   const started = now();
-  const env = await openEnv({ privateCluster: o.privateCluster, fromSource: o.fromSource });
+  const env = await openEnv({ privateCluster: o.privateCluster, fromSource: o.fromSource, node: o.benchmarks.includes('latency') });
   log(`operator: ${env.operator.describe}; Kubernetes ${env.kubernetesVersion}; benchmarks: ${o.benchmarks.join(', ')}`);
   if (env.operator.kind === 'source') log('note: the operator runs through tsx (slower start, ~90 MB more memory)');
   let failed = false;

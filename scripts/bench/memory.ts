@@ -11,9 +11,7 @@
  * Runs the bundle: tsx's loader alone costs ~90 MB. Without dist/bundle/echoperator.js a
  * temporary bundle is built with esbuild for this benchmark (said so in the report).
  */
-import type { Echo } from '../../src/api/echo.js';
 import {
-  AsyncQueue,
   createNamespace,
   deleteNamespace,
   echoQueueDrained,
@@ -21,7 +19,6 @@ import {
   mib,
   now,
   operatorMetrics,
-  pool,
   secs,
   sleep,
   startOperator,
@@ -34,7 +31,7 @@ import {
   type OperatorHandle,
 } from './common.js';
 import { loadLine, machine, provenance, type Section } from './report.js';
-import { bareReconcile, createEchos, EchoTracker } from './workload.js';
+import { createReconciledEchos, EchoTracker } from './workload.js';
 
 export interface MemoryOptions {
   n: number;
@@ -115,11 +112,7 @@ export async function memory(env: BenchEnv, opts: MemoryOptions): Promise<Sectio
 
     const tracker = await EchoTracker.start(env, ns, n);
     const t0 = now();
-    const queue = new AsyncQueue<Echo>();
-    const writing = pool(queue, opts.createConcurrency, (e) => bareReconcile(env, e, { suspend: true }));
-    writing.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
-    await createEchos(env, ns, n, opts.createConcurrency, (e) => queue.push(e)).finally(() => queue.close());
-    await writing;
+    await createReconciledEchos(env, ns, n, opts.createConcurrency, { suspend: true });
     const createdMs = now() - t0;
     log(
       `memory: ${n} Echos + ${n} Jobs + ${n} status patches in ${secs(createdMs)} (${Math.round((3 * n) / (createdMs / 1000))} writes/s)`,

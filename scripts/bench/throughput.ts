@@ -75,7 +75,8 @@ export interface Result {
   deleteMs: number;
 }
 
-async function awaitDone(tracker: EchoTracker, what: string): Promise<number> {
+/** performance.now() when the tracker saw every Job and status; logs progress, fails after a generous timeout. */
+export async function awaitDone(tracker: EchoTracker, what: string): Promise<number> {
   const timeoutMs = Math.max(180_000, tracker.n * 200);
   const started = now();
   for (;;) {

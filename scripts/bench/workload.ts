@@ -13,7 +13,7 @@ import { isAlreadyExists, isConflict } from '../../src/kube/errors.js';
 import { ECHOS } from '../../src/api/echo.js';
 import { JOBS, resourcePath } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/runtime/cache/store.js';
-import { now, pool, watch, withRetry, type BenchEnv, type Watched } from './common.js';
+import { AsyncQueue, now, pool, sleep, watch, withRetry, type BenchEnv, type Watched } from './common.js';
 
 export const JOB_IMAGE = 'busybox:1.37';
 export const MESSAGE = 'Hola, 世界!';
@@ -26,7 +26,9 @@ export function echoBody(name: string): Echo {
 
 /**
  * Creates echo-00000 .. echo-(n-1) with `concurrency` requests in flight; onCreated gets each
- * created Echo (with its uid) as soon as its POST answered. Resolves with the elapsed ms.
+ * created Echo (with its uid) as soon as its POST answered. With `perSecond`, Echo i is sent no
+ * earlier than i / perSecond seconds after the start (a fixed rate, as long as the server keeps
+ * up with `concurrency` in flight). Resolves with the elapsed ms.
  */
 export async function createEchos(
   env: BenchEnv,
@@ -34,10 +36,12 @@ export async function createEchos(
   n: number,
   concurrency: number,
   onCreated?: (echo: Echo) => void,
+  perSecond?: number,
 ): Promise<number> {
   const started = now();
   const indexes = Array.from({ length: n }, (_, i) => i);
   await pool(indexes, concurrency, async (i) => {
+    if (perSecond) await sleep(started + (i * 1000) / perSecond - now());
     const name = echoName(i);
     const echo = await withRetry(async () => {
       try {
@@ -82,6 +86,24 @@ export async function bareReconcile(env: BenchEnv, echo: Echo, opts: { suspend?:
       current = await env.rest.request<Echo>('GET', resourcePath(ECHOS, ns, echo.metadata.name));
     }
   }
+}
+
+/**
+ * N Echos, each with its Job and status written by the bare client as soon as it exists, i.e.
+ * N reconciled Echos made quickly (`concurrency` requests in flight for each kind of write).
+ */
+export async function createReconciledEchos(
+  env: BenchEnv,
+  ns: string,
+  n: number,
+  concurrency: number,
+  opts: { suspend?: boolean } = {},
+): Promise<void> {
+  const queue = new AsyncQueue<Echo>();
+  const writing = pool(queue, concurrency, (e) => bareReconcile(env, e, opts));
+  writing.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
+  await createEchos(env, ns, n, concurrency, (e) => queue.push(e)).finally(() => queue.close());
+  await writing;
 }
 
 interface EchoTimes {

@@ -89,16 +89,37 @@ const nodeGroup: BuildGroup = {
   describe: `kube-scheduler, kubelet and kube-proxy ${KUBERNETES_VERSION}`,
 };
 
-/** Our own Go sources, so the cache key is their content: an edit builds anew. */
-const imagesModule = join(here, 'images');
-const imagesGroup: BuildGroup = {
-  module: imagesModule,
-  key: `images-${contentHash(imagesModule)}`,
-  packages: ['./cmd/mkimage', './cmd/pause'],
-  binaries: ['mkimage', 'pause'],
-  ldflags: '-s -w',
-  describe: 'the image tools (mkimage, pause)',
-};
+/**
+ * A Go module of our own sources (go.mod + go.sum pinning its dependencies), cached by its
+ * content: an edit builds anew, an unchanged tree reuses the binaries.
+ */
+function ownModuleGroup(module: string, name: string, packages: string[], binaries: string[], describe: string): BuildGroup {
+  return { module, key: `${name}-${contentHash(module)}`, packages, binaries, ldflags: '-s -w', describe };
+}
+
+const imagesGroup = ownModuleGroup(
+  join(here, 'images'),
+  'images',
+  ['./cmd/mkimage', './cmd/pause'],
+  ['mkimage', 'pause'],
+  'the image tools (mkimage, pause)',
+);
+
+/**
+ * The binaries of a Go module of ours outside the control plane (e.g. the benchmarks' peer),
+ * built from the Go module proxy into the same per-user cache, keyed by the module's content.
+ * Paths in the order of `binaries`.
+ */
+export async function ensureOwnGoBinaries(
+  module: string,
+  opts: { name: string; packages: string[]; binaries: string[]; describe: string },
+  log: (line: string) => void = (l) => console.error(l),
+): Promise<string[]> {
+  const group = ownModuleGroup(module, opts.name, opts.packages, opts.binaries, opts.describe);
+  const paths: string[] = [];
+  for (const b of opts.binaries) paths.push(await resolveBinary(group, b, log));
+  return paths;
+}
 
 /** The local git server (githttp/): our own source, keyed by its content like the image tools. */
 const githttpModule = join(here, 'githttp');

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { ProxyConfigError, proxyFor } from './proxy.js';
 
 export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
@@ -41,8 +42,22 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
     }
     kc.loadFromFile(home);
   }
-  if (!kc.getCurrentCluster()) {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) {
     throw new KubeConfigError('no Kubernetes cluster configured: set KUBECONFIG (or --kubeconfig), or run in a pod');
+  }
+  let server: URL;
+  try {
+    server = new URL(cluster.server);
+  } catch {
+    throw new KubeConfigError(`the kubeconfig cluster's server is not a URL: ${JSON.stringify(cluster.server)}`);
+  }
+  try {
+    // Decided again by each RestClient; checked here so that a bad proxy setting stops the start.
+    proxyFor(server, cluster.proxyUrl);
+  } catch (err) {
+    if (!(err instanceof ProxyConfigError)) throw err;
+    throw new KubeConfigError(err.message);
   }
   return kc;
 }

@@ -5,7 +5,9 @@
  * agent for every request (no connection reuse, a TLS handshake per call), and its watch neither
  * asks for bookmarks nor exposes the stream's lifecycle an informer needs. So client-node does
  * what it is good at (loading kubeconfig, authentication incl. exec plugins and token refresh,
- * the API types) and this file moves bytes over ONE keep-alive agent.
+ * the API types) and this file moves bytes over ONE keep-alive agent, through the proxy that
+ * client-go would use (proxy.ts: the kubeconfig's proxy-url, else HTTPS_PROXY / NO_PROXY; the
+ * tunnels are dial.ts's), for requests and watches alike.
  *
  * Guarantees: every request has a deadline (timeoutMs, or the caller's signal for streams), which
  * also bounds its retries; an answer asking to come back later (429, or a 5xx with Retry-After)
@@ -14,10 +16,12 @@
  * Status; a transport failure becomes an ApiError with code 0, so callers classify both with the
  * same helpers. Every answer and every retry is counted (RestClientMetrics).
  */
-import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { Agent, request as httpsRequest, type AgentOptions, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { basicProxyAuth, ProxyAgent, tunnel } from './dial.js';
 import { ApiError, type StatusBody } from './errors.js';
+import { proxyFor } from './proxy.js';
 import { MAX_RETRIES, nopRestClientMetrics, retryAfterMs, type RestClientMetrics } from './retry.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -40,6 +44,8 @@ export interface RestClientOptions {
   metrics?: RestClientMetrics;
   /** Waits before a retry; rejects when signal aborts. Injectable for tests. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read; default process.env. */
+  env?: Record<string, string | undefined>;
 }
 
 interface Answer {
@@ -50,6 +56,13 @@ interface Answer {
 
 /** How long a credential plugin may stay unanswered before another run is started. */
 const AUTH_GIVE_UP_MS = 60_000;
+/**
+ * How long one authentication serves later requests. client-node builds it anew on every call
+ * (it decodes the kubeconfig's certificates and makes an https.Agent each time: ~3% of the
+ * operator's CPU while it reconciled 1,000 new Echos); its token caches (exec plugins, token
+ * files) decide when a credential changes, and a second is far below their refresh margins.
+ */
+const AUTH_REUSE_MS = 1_000;
 
 /** `work`, or a rejection with the signal's reason as soon as it aborts (work goes on unobserved). */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -113,9 +126,13 @@ export class RestClient {
    */
   private readonly streamAgent: Agent;
   private readonly userAgent: string;
+  /** The proxy every request and watch goes through (proxy.ts decides, as client-go does); none: direct. */
+  readonly proxy: URL | undefined;
   private readonly metrics: RestClientMetrics;
   /** The authentication in flight, shared by the requests that wait for it (see authenticate). */
   private auth: { startedAt: number; done: Promise<RequestOptions> } | undefined;
+  /** The last authentication's result, reused for AUTH_REUSE_MS. */
+  private authenticated: { at: number; options: RequestOptions } | undefined;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
 
   constructor(
@@ -129,8 +146,10 @@ export class RestClient {
     this.userAgent = options.userAgent ?? 'echoperator';
     this.metrics = options.metrics ?? nopRestClientMetrics;
     this.sleep = options.sleep ?? abortableSleep;
-    this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 100, maxFreeSockets: 32 });
-    this.streamAgent = new Agent({ keepAlive: false, maxSockets: Infinity });
+    this.proxy = proxyFor(this.url, cluster.proxyUrl, options.env ?? process.env);
+    const agent = (o: AgentOptions): Agent => (this.proxy ? new ProxyAgent(this.proxy, o) : new Agent(o));
+    this.agent = agent({ keepAlive: true, maxSockets: options.maxSockets ?? 100, maxFreeSockets: 32 });
+    this.streamAgent = agent({ keepAlive: false, maxSockets: Infinity });
   }
 
   /** Sends one request and parses the JSON answer. */
@@ -207,11 +226,14 @@ export class RestClient {
    * as client-go's request context does, instead of blocking it (and a standby's acquire loop)
    * forever. Concurrent requests share one authentication, so a hung plugin is one process, not
    * one per request; one that has not answered for AUTH_GIVE_UP_MS is given up on (client-node
-   * offers no handle to kill it) and the next request starts another. Resolves with a copy the
-   * caller may change.
+   * offers no handle to kill it) and the next request starts another. A result serves the
+   * requests of the next AUTH_REUSE_MS too. Resolves with a copy the caller may change.
    */
   private async authenticate(method: string, path: string, signal: AbortSignal): Promise<RequestOptions> {
     const now = Date.now();
+    const reuse = this.authenticated;
+    if (reuse && now - reuse.at < AUTH_REUSE_MS)
+      return { ...reuse.options, headers: { ...(reuse.options.headers as Record<string, string>) } };
     if (!this.auth || now - this.auth.startedAt > AUTH_GIVE_UP_MS) {
       const options: RequestOptions = { headers: {} };
       const entry = { startedAt: now, done: this.kc.applyToHTTPSOptions(options).then(() => options) };
@@ -219,7 +241,10 @@ export class RestClient {
       const clear = (): void => {
         if (this.auth === entry) this.auth = undefined;
       };
-      entry.done.then(clear, clear);
+      entry.done.then((o) => {
+        clear();
+        this.authenticated = { at: Date.now(), options: o };
+      }, clear);
     }
     try {
       const options = await untilAborted(this.auth.done, signal);
@@ -274,6 +299,7 @@ export class RestClient {
       agent: isHttps ? agent : undefined,
       headers,
       signal,
+      ...(!isHttps && this.proxy ? plainHttpThroughProxy(this.proxy, target, headers, signal) : {}),
     };
     return await new Promise((resolve, reject) => {
       const req = (isHttps ? httpsRequest : httpRequest)(target, reqOptions, (res) => {
@@ -290,6 +316,30 @@ export class RestClient {
       req.end();
     });
   }
+}
+
+/**
+ * An http:// server behind a proxy (rare: an API server without TLS): to an http:// proxy, the
+ * request itself with the absolute URL as its target, as Go's transport sends it; to an https://
+ * or SOCKS5 proxy, through a tunnel.
+ */
+function plainHttpThroughProxy(proxy: URL, target: URL, headers: Record<string, string>, signal: AbortSignal): RequestOptions {
+  if (proxy.protocol !== 'http:') {
+    const port = Number(target.port || 80);
+    return {
+      createConnection: (_opts, cb) => {
+        tunnel(proxy, { host: target.hostname, port }, undefined, signal).then(
+          (socket) => cb(null, socket),
+          (err: Error) => cb(err, undefined as never),
+        );
+        return undefined;
+      },
+    };
+  }
+  const auth = basicProxyAuth(proxy);
+  if (auth) headers['Proxy-Authorization'] = auth;
+  headers['Host'] = target.host;
+  return { host: proxy.hostname.replace(/^\[|\]$/g, ''), hostname: undefined, port: Number(proxy.port || 80), path: target.href };
 }
 
 function transportError(method: string, path: string, err: unknown, signal: AbortSignal): ApiError {

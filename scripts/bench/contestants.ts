@@ -1,0 +1,49 @@
+/**
+ * The two programs the peers benchmarks compare: our operator (the command every benchmark runs,
+ * see common.ts operatorCommand) and the controller-runtime peer (scripts/bench/peer, a Go module
+ * pinned by its go.mod/go.sum, built from the Go module proxy into the per-user cache, keyed by
+ * its content, by the control plane's own build machinery).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureOwnGoBinaries } from '../controlplane/assets.js';
+import { log, type BenchEnv, type OperatorCommand } from './common.js';
+
+const peerModule = join(dirname(fileURLToPath(import.meta.url)), 'peer');
+
+export interface Contestant {
+  /** As the tables name it. */
+  name: string;
+  /** The bench environment with this program as its operator (startOperator runs it). */
+  env: BenchEnv;
+  /** How its requests start in the audit log. */
+  userAgent: string;
+}
+
+/** The peer's pinned controller-runtime version, read from its go.mod. */
+export function peerVersion(): string {
+  return /sigs\.k8s\.io\/controller-runtime (v\S+)/.exec(readFileSync(join(peerModule, 'go.mod'), 'utf8'))?.[1] ?? 'unknown';
+}
+
+export async function peerCommand(): Promise<OperatorCommand> {
+  const [binary] = await ensureOwnGoBinaries(
+    peerModule,
+    { name: 'bench-peer', packages: ['.'], binaries: ['peer'], describe: 'the controller-runtime peer (scripts/bench/peer)' },
+    log,
+  );
+  return { argv: [binary!], kind: 'custom', describe: `controller-runtime ${peerVersion()} peer (scripts/bench/peer)` };
+}
+
+/** Ours first, then the peer; callers alternate the order per round. */
+export async function contestants(env: BenchEnv): Promise<[Contestant, Contestant]> {
+  return [
+    { name: 'echoperator', env, userAgent: 'echoperator/' },
+    { name: 'controller-runtime', env: { ...env, operator: await peerCommand() }, userAgent: 'echoperator-peer/' },
+  ];
+}
+
+/** Round r's order: ours first in even rounds, the peer first in odd ones. */
+export function inTurn<T>(pair: readonly [T, T], round: number): [T, T] {
+  return round % 2 === 0 ? [pair[0], pair[1]] : [pair[1], pair[0]];
+}

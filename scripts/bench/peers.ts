@@ -1,0 +1,339 @@
+/**
+ * Peers: our operator next to a controller-runtime controller doing the same work (see
+ * contestants.ts), on the same control plane, in alternating rounds (ours first in even rounds,
+ * the peer first in odd ones), each run in a fresh namespace. Both run with the same
+ * NUM_WORKERS; every figure is the median over the rounds, and every ratio (ours / peer) the
+ * median of the per-round ratios.
+ *
+ *  - idle: RSS of a process whose caches are synced and empty, 5 s after /readyz;
+ *  - backlog N: N Echos exist, the operator is spawned; time until a watch has seen N Jobs and
+ *    N Echos with status.jobName; CPU-seconds of the operator process (/proc/<pid>/stat, all of
+ *    it since spawn) and of kube-apiserver over the same window; the writes (audit log, by
+ *    User-Agent). For the first N also its RSS once the queue stayed empty for 5 s;
+ *  - live: the operator runs with synced caches; N Echos are created at a fixed rate by the
+ *    bench's own creator; time from the first POST until done, per-Echo latency (POST answered
+ *    -> Job seen, -> status seen), CPU-seconds as above;
+ *  - memory: M reconciled Echos and their (suspended) Jobs made once by the bench; a fresh
+ *    process over them, RSS once its queue stayed empty for 5 s, and the writes it made (goal 0:
+ *    a restart over reconciled objects).
+ */
+import { formatWrites, WriteCounter, type WriteCount } from './apiwrites.js';
+import {
+  createNamespace,
+  deleteNamespace,
+  log,
+  median,
+  mib,
+  minMax,
+  now,
+  processCpuSeconds,
+  quantile,
+  ratio,
+  secs,
+  sleep,
+  startOperator,
+  table,
+  vmRssBytes,
+  waitReady,
+  type BenchEnv,
+  type OperatorHandle,
+} from './common.js';
+import { contestants, inTurn, type Contestant } from './contestants.js';
+import { settle } from './memory.js';
+import { loadLine, machine, provenance, type Section } from './report.js';
+import { awaitDone } from './throughput.js';
+import { createEchos, createReconciledEchos, EchoTracker } from './workload.js';
+
+export interface PeersOptions {
+  /** Backlog sizes; the first also gets the RSS reading and the restart. */
+  sizes: number[];
+  rounds: number;
+  workers: number;
+  createConcurrency: number;
+  liveN: number;
+  livePerSecond: number;
+  /** Reconciled Echos + Jobs under a fresh process: RSS and restart writes. */
+  memorySizes: number[];
+}
+
+/** One contestant's figures in one round; absent = not measured in that kind of run. */
+interface Run {
+  ms: number;
+  operatorCpu: number;
+  apiserverCpu: number;
+  writes?: WriteCount;
+  rss?: number;
+  restartWrites?: WriteCount;
+  toJob?: number[];
+  toStatus?: number[];
+}
+
+type Rounds = { ours: Run; peer: Run }[];
+
+const vars = (ns: string, workers: number): Record<string, string> => ({
+  WATCH_NAMESPACES: ns,
+  NAMESPACE: ns,
+  NUM_WORKERS: String(workers),
+});
+
+function apiserverCpu(env: BenchEnv): () => number {
+  const pid = env.controlPlanePids['kube-apiserver'];
+  const start = pid ? (processCpuSeconds(pid) ?? NaN) : NaN;
+  return () => (pid ? (processCpuSeconds(pid) ?? NaN) - start : NaN);
+}
+
+/** The writes a second process makes over the namespace's reconciled objects, until its queue stayed drained for 5 s. */
+async function restartWrites(c: Contestant, ns: string, n: number, workers: number): Promise<{ writes?: WriteCount; op: OperatorHandle }> {
+  const counter = await WriteCounter.start(c.env, { namespaces: [ns], userAgentPrefix: c.userAgent });
+  const op = await startOperator(c.env, vars(ns, workers));
+  await waitReady(op);
+  if (!(await settle(op, n, 300_000))) log(`  ${c.name}: warning: the second process did not settle within 5 minutes`);
+  return { writes: (await counter.stop()).audit, op };
+}
+
+async function idleRun(c: Contestant, workers: number): Promise<Run> {
+  const ns = await createNamespace(c.env, 'bench-peer-idle');
+  const op = await startOperator(c.env, vars(ns, workers));
+  try {
+    await waitReady(op);
+    await sleep(5000);
+    const rss = vmRssBytes(op.pid);
+    log(`  ${c.name.padEnd(18)} idle: RSS ${mib(rss)}`);
+    return { ms: NaN, operatorCpu: processCpuSeconds(op.pid) ?? NaN, apiserverCpu: NaN, rss };
+  } finally {
+    await op.stop();
+    await deleteNamespace(c.env, ns, { wait: false });
+  }
+}
+
+async function backlogRun(c: Contestant, n: number, opts: PeersOptions & { rss: boolean }): Promise<Run> {
+  const env = c.env;
+  const ns = await createNamespace(env, 'bench-peer-backlog');
+  let op: OperatorHandle | undefined;
+  try {
+    await createEchos(env, ns, n, opts.createConcurrency);
+    const tracker = await EchoTracker.start(env, ns, n);
+    const writes = await WriteCounter.start(env, { namespaces: [ns], userAgentPrefix: c.userAgent });
+    const api = apiserverCpu(env);
+    op = await startOperator(env, vars(ns, opts.workers));
+    const doneAt = await awaitDone(tracker, `${c.name} backlog`);
+    const run: Run = { ms: doneAt - op.spawnedAt, operatorCpu: processCpuSeconds(op.pid) ?? NaN, apiserverCpu: api() };
+    run.writes = (await writes.stop()).audit;
+    if (opts.rss) {
+      if (!(await settle(op, n, 300_000))) log(`  ${c.name}: warning: did not settle within 5 minutes`);
+      run.rss = vmRssBytes(op.pid);
+    }
+    await op.stop();
+    await tracker.stop();
+    log(
+      `  ${c.name.padEnd(18)} backlog N=${n}: ${secs(run.ms)}, CPU operator ${run.operatorCpu.toFixed(2)} s, kube-apiserver ${run.apiserverCpu.toFixed(2)} s${run.rss ? `, RSS ${mib(run.rss)}` : ''}; writes ${formatWrites(run.writes)}`,
+    );
+    return run;
+  } finally {
+    if (op?.alive()) await op.stop('SIGKILL');
+    await deleteNamespace(env, ns);
+  }
+}
+
+async function liveRun(c: Contestant, opts: PeersOptions): Promise<Run> {
+  const env = c.env;
+  const n = opts.liveN;
+  const ns = await createNamespace(env, 'bench-peer-live');
+  const op = await startOperator(env, vars(ns, opts.workers));
+  try {
+    await waitReady(op);
+    const tracker = await EchoTracker.start(env, ns, n);
+    const writes = await WriteCounter.start(env, { namespaces: [ns], userAgentPrefix: c.userAgent });
+    const api = apiserverCpu(env);
+    const cpu0 = processCpuSeconds(op.pid) ?? NaN;
+    const t0 = now();
+    await createEchos(env, ns, n, opts.createConcurrency, (e) => tracker.created(e.metadata.name!), opts.livePerSecond);
+    const doneAt = await awaitDone(tracker, `${c.name} live`);
+    const run: Run = {
+      ms: doneAt - t0,
+      operatorCpu: (processCpuSeconds(op.pid) ?? NaN) - cpu0,
+      apiserverCpu: api(),
+      writes: (await writes.stop()).audit,
+      ...tracker.latencies(),
+    };
+    await tracker.stop();
+    log(
+      `  ${c.name.padEnd(18)} live N=${n} at ${opts.livePerSecond}/s: ${secs(run.ms)}, POST -> status p50/p99 ${lat(run.toStatus!)}, CPU operator ${run.operatorCpu.toFixed(2)} s, kube-apiserver ${run.apiserverCpu.toFixed(2)} s`,
+    );
+    return run;
+  } finally {
+    await op.stop();
+    await deleteNamespace(env, ns);
+  }
+}
+
+async function memoryRun(c: Contestant, ns: string, n: number, workers: number): Promise<Run> {
+  const api = apiserverCpu(c.env);
+  const t0 = now();
+  const { writes, op } = await restartWrites(c, ns, n, workers);
+  try {
+    const run: Run = {
+      ms: now() - t0,
+      operatorCpu: processCpuSeconds(op.pid) ?? NaN,
+      apiserverCpu: api(),
+      rss: vmRssBytes(op.pid),
+      restartWrites: writes,
+    };
+    log(
+      `  ${c.name.padEnd(18)} over ${n} + ${n}: RSS ${mib(run.rss)}, CPU ${run.operatorCpu.toFixed(2)} s; writes ${formatWrites(writes)}`,
+    );
+    return run;
+  } finally {
+    await op.stop();
+  }
+}
+
+/** Runs `measure` for both contestants per round, in alternating order. */
+async function rounds(
+  pair: [Contestant, Contestant],
+  count: number,
+  what: string,
+  measure: (c: Contestant) => Promise<Run>,
+): Promise<Rounds> {
+  const out: Rounds = [];
+  for (let r = 0; r < count; r++) {
+    log(`peers: ${what}, round ${r + 1}/${count}`);
+    const round: Partial<{ ours: Run; peer: Run }> = {};
+    for (const c of inTurn(pair, r)) {
+      round[c === pair[0] ? 'ours' : 'peer'] = await measure(c);
+      await sleep(2000);
+    }
+    out.push(round as { ours: Run; peer: Run });
+  }
+  return out;
+}
+
+const lat = (xs: number[]): string => (xs.length ? `${secs(quantile(xs, 0.5))} / ${secs(quantile(xs, 0.99))}` : 'n/a');
+const cpuS = (x: number): string => `${x.toFixed(2)} s`;
+
+/** A row: the medians of both, and the median of the per-round ratios. */
+function row(what: string, rs: Rounds, f: (r: Run) => number | undefined, fmt: (x: number) => string, goal: string): string[] {
+  const ours = rs.map((r) => f(r.ours)).filter((x): x is number => x !== undefined && Number.isFinite(x));
+  const peer = rs.map((r) => f(r.peer)).filter((x): x is number => x !== undefined && Number.isFinite(x));
+  const ratios = rs.map((r) => (f(r.ours) ?? NaN) / (f(r.peer) ?? NaN)).filter(Number.isFinite);
+  const spread = ratios.length > 1 ? ` (${minMax(ratios, ratio)})` : '';
+  return [what, fmt(median(ours)), fmt(median(peer)), `**${ratio(median(ratios))}**${spread}`, goal];
+}
+
+const writesRow = (what: string, rs: Rounds, f: (r: Run) => WriteCount | undefined): string[] => {
+  const last = rs[rs.length - 1]!;
+  return [what, formatWrites(f(last.ours)), formatWrites(f(last.peer)), '', ''];
+};
+
+export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[]> {
+  const m = machine(env);
+  const load = loadLine();
+  const pair = await contestants(env);
+  const [ours, peer] = pair;
+  log(`peers: ${ours.env.operator.describe} vs ${peer.env.operator.describe}, NUM_WORKERS=${opts.workers}, ${opts.rounds} rounds`);
+  const rows: string[][] = [];
+  const details: string[] = [];
+
+  const idle = await rounds(pair, opts.rounds, 'idle', (c) => idleRun(c, opts.workers));
+  rows.push(row('RSS idle (caches synced, empty)', idle, (r) => r.rss, mib, ''));
+
+  for (const [i, n] of opts.sizes.entries()) {
+    const rs = await rounds(pair, opts.rounds, `backlog N=${n}`, (c) => backlogRun(c, n, { ...opts, rss: i === 0 }));
+    rows.push(
+      row(
+        `backlog ${n}: spawn -> all Jobs and statuses`,
+        rs,
+        (r) => r.ms,
+        (x) => secs(x),
+        '<= 1.0',
+      ),
+    );
+    rows.push(row(`backlog ${n}: operator CPU-seconds`, rs, (r) => r.operatorCpu, cpuS, '<= 1.0'));
+    rows.push(
+      row(
+        `backlog ${n}: operator CPU per Echo`,
+        rs,
+        (r) => (r.operatorCpu / n) * 1000,
+        (x) => `${x.toFixed(2)} ms`,
+        '<= 1.0',
+      ),
+    );
+    rows.push(row(`backlog ${n}: kube-apiserver CPU-seconds`, rs, (r) => r.apiserverCpu, cpuS, '<= 1.0'));
+    if (i === 0) rows.push(row(`RSS after the backlog of ${n} (queue empty 5 s)`, rs, (r) => r.rss, mib, ''));
+    rows.push(writesRow(`backlog ${n}: writes until done (audit log, last round)`, rs, (r) => r.writes));
+    details.push(
+      `backlog ${n}, per round (ours / peer): ${rs.map((r, k) => `${k + 1}: ${secs(r.ours.ms)} / ${secs(r.peer.ms)}`).join('; ')}`,
+    );
+  }
+
+  const live = await rounds(pair, opts.rounds, `live N=${opts.liveN}`, (c) => liveRun(c, opts));
+  const liveWhat = `live ${opts.liveN} at ${opts.livePerSecond}/s`;
+  rows.push(
+    row(
+      `${liveWhat}: first POST -> all Jobs and statuses`,
+      live,
+      (r) => r.ms,
+      (x) => secs(x),
+      '<= 1.0',
+    ),
+  );
+  rows.push(
+    row(
+      `${liveWhat}: POST answered -> status seen, p50`,
+      live,
+      (r) => quantile(r.toStatus ?? [], 0.5),
+      (x) => secs(x, 3),
+      '',
+    ),
+  );
+  rows.push(
+    row(
+      `${liveWhat}: POST answered -> status seen, p99`,
+      live,
+      (r) => quantile(r.toStatus ?? [], 0.99),
+      (x) => secs(x, 3),
+      '',
+    ),
+  );
+  rows.push(row(`${liveWhat}: operator CPU-seconds`, live, (r) => r.operatorCpu, cpuS, '<= 1.0'));
+  rows.push(row(`${liveWhat}: kube-apiserver CPU-seconds`, live, (r) => r.apiserverCpu, cpuS, '<= 1.0'));
+
+  for (const k of opts.memorySizes) {
+    const ns = await createNamespace(env, 'bench-peer-memory');
+    try {
+      const t0 = now();
+      await createReconciledEchos(env, ns, k, opts.createConcurrency, { suspend: true });
+      log(`peers: ${k} reconciled Echos and suspended Jobs made in ${secs(now() - t0)}`);
+      const mem = await rounds(pair, opts.rounds, `memory N=${k}`, (c) => memoryRun(c, ns, k, opts.workers));
+      const goal = k >= 10_000 ? '<= 1.0' : '<= 1.2';
+      rows.push(row(`RSS with ${k} Echos + ${k} Jobs (fresh process, queue empty 5 s)`, mem, (r) => r.rss, mib, goal));
+      rows.push(row(`fresh process over ${k} + ${k}: operator CPU-seconds until settled`, mem, (r) => r.operatorCpu, cpuS, ''));
+      rows.push(writesRow(`restart over ${k} reconciled Echos: writes (audit log)`, mem, (r) => r.restartWrites));
+    } finally {
+      await deleteNamespace(env, ns, { timeoutMs: 300_000 });
+    }
+  }
+
+  return [
+    {
+      id: 'peers',
+      markdown: `## Peers: controller-runtime
+
+${provenance(env, m, `Peer: ${peer.env.operator.describe}. NUM_WORKERS=${opts.workers} for both. ${opts.rounds} rounds, alternating which runs first. `, load)}
+Load average at the end: ${loadLine()}.
+
+Both programs do the same work per Echo (one Job, built the same way; status phase, jobName, times, observedGeneration
+and the Succeeded and Reconciled conditions; the same Events), on the same control plane without a node (pods stay
+Pending; the job controller still makes one per Job). The peer is written as a controller-runtime user writes it:
+For(Echo).Owns(Job), the manager's cached client, a merge patch of the status, default client settings
+(HTTP/2, no client-side rate limit). Values are medians over the rounds; **ours / peer** is the median of the
+per-round ratios (min .. max). CPU-seconds from /proc/<pid>/stat: the operator's since its spawn (start-up included)
+for backlog, over the window for live; kube-apiserver's over the same window. Writes: the audit log, by User-Agent
+(the operator's own requests only).
+
+${table(['measure', 'echoperator', 'controller-runtime', 'ours / peer', 'goal'], rows)}
+
+${details.join('\n\n')}`,
+    },
+  ];
+}
