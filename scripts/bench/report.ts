@@ -3,8 +3,8 @@
  *
  *   <!-- bench:ID begin --> ... <!-- bench:ID end -->
  *
- * and replaces exactly those it measured in this run; everything else in the file (e.g. the
- * "Distribution" section, owned by the build) is left byte for byte as it was. A section seen for
+ * and replaces exactly those it measured in this run; everything else in the file is left byte
+ * for byte as it was. `npm run bench:dist` (distribution.ts) writes its section through it too. A section seen for
  * the first time goes after the last section of the same benchmark, else at the end.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

@@ -15,25 +15,20 @@
  *   `cluster:up` left running, else a private one started for the run).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { BUNDLE, ROOT, buildBundle, kib } from './build.js';
-import { SEA, buildSea } from './build-sea.js';
-import { acquireControlPlane } from './controlplane/session.js';
-import { exitWithError } from './controlplane/errors.js';
-import { denoBinary, denoPermissions } from './runtimes.js';
+import { BUNDLE, ROOT, buildBundle, kib } from '../build.js';
+import { SEA, buildSea } from '../build-sea.js';
+import { acquireControlPlane } from '../controlplane/session.js';
+import { exitWithError } from '../controlplane/errors.js';
+import { denoBinary, denoPermissions } from '../runtimes.js';
+import { updateDoc } from './report.js';
+import { median } from './stats.js';
 
 const runsArg = process.argv.indexOf('--runs');
 const RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 20;
 const DOC = resolve(ROOT, 'docs/benchmarks.md');
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
 /** Wall time of one whole process, in ms (it must exit 0). */
 function timeOnce(cmd: string[], env: NodeJS.ProcessEnv = process.env): number {
@@ -103,19 +98,6 @@ async function firstReconcile(cmd: string[], kubeconfig: string): Promise<number
   }
 }
 
-function writeSection(markdown: string): void {
-  const begin = '<!-- distribution begin -->';
-  const end = '<!-- distribution end -->';
-  const block = `${begin}\n${markdown.trim()}\n${end}`;
-  let doc = existsSync(DOC) ? readFileSync(DOC, 'utf8') : '# Benchmarks\n';
-  const b = doc.indexOf(begin);
-  const e = doc.indexOf(end);
-  doc = b >= 0 && e > b ? doc.slice(0, b) + block + doc.slice(e + end.length) : `${doc.trimEnd()}\n\n${block}\n`;
-  const tmp = `${DOC}.tmp-${process.pid}`;
-  writeFileSync(tmp, doc.endsWith('\n') ? doc : `${doc}\n`);
-  renameSync(tmp, DOC);
-}
-
 async function main(): Promise<void> {
   const load = loadavg()[0]!.toFixed(1);
   const bundle = await buildBundle();
@@ -176,21 +158,24 @@ async function main(): Promise<void> {
   const width = Math.max(...rows.map((r) => r[0].length));
   console.log(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n'));
   const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-  writeSection(
-    [
-      '## Distribution',
-      '',
-      `From \`npm run bench:dist\` (scripts/bench-distribution.ts), ${date}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), ` +
-        `Node ${process.version}, ${spawnSync(deno, ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0]}. ` +
-        `Whole-process wall times, medians of ${RUNS} runs (first reconcile: of ${Math.max(3, Math.round(RUNS / 4))}); ` +
-        'ratios are medians of pairwise ratios against the baseline run in turn. The control plane runs on the same machine; ' +
-        `load average at the start: ${load} (absolute times swing with load, ratios much less).`,
-      '',
-      '| what | figure |',
-      '| --- | --- |',
-      ...rows.map(([k, v]) => `| ${k} | ${v} |`),
-    ].join('\n'),
-  );
+  updateDoc(DOC, [
+    {
+      id: 'distribution',
+      markdown: [
+        '## Distribution',
+        '',
+        `From \`npm run bench:dist\` (scripts/bench/distribution.ts), ${date}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), ` +
+          `Node ${process.version}, ${spawnSync(deno, ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0]}. ` +
+          `Whole-process wall times, medians of ${RUNS} runs (first reconcile: of ${Math.max(3, Math.round(RUNS / 4))}); ` +
+          'ratios are medians of pairwise ratios against the baseline run in turn. The control plane runs on the same machine; ' +
+          `load average at the start: ${load} (absolute times swing with load, ratios much less).`,
+        '',
+        '| what | figure |',
+        '| --- | --- |',
+        ...rows.map(([k, v]) => `| ${k} | ${v} |`),
+      ].join('\n'),
+    },
+  ]);
   console.error(`written to ${DOC.slice(ROOT.length + 1)} (section "Distribution")`);
 }
 
