@@ -21,6 +21,7 @@ import { RestClient } from '../../src/kube/rest.js';
 import type { ResourceType } from '../../src/kube/resources.js';
 import { Informer, kubeListerWatcher } from '../../src/runtime/informer/index.js';
 import type { KubeObject } from '../../src/runtime/cache/store.js';
+import { clientNodeKubeConfigOnly } from '../bundle-clientnode.js';
 import { acquireControlPlane, type ControlPlaneLease } from '../controlplane/session.js';
 import { freePort, readState } from '../controlplane/cluster.js';
 import { NO_PODS_ANNOTATIONS } from '../controlplane/network.js';
@@ -169,6 +170,7 @@ export async function temporaryBundle(why: string): Promise<OperatorCommand> {
     logLevel: 'error',
     // Guarded optional requires of client-node's dependencies: left out, as the build does.
     external: ['bufferutil', 'utf-8-validate', 'supports-color', 'encoding'],
+    plugins: [clientNodeKubeConfigOnly],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
   return { argv: [process.execPath, outfile], kind: 'bundle', describe: `node <temporary esbuild bundle of src/> (${why})` };
