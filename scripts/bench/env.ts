@@ -12,6 +12,7 @@ import { acquireControlPlane, type ControlPlaneLease } from '../controlplane/ses
 import { readState } from '../controlplane/cluster.js';
 import { onCleanup } from './cleanup.js';
 import { log } from './log.js';
+import { clientNodeKubeConfigOnly } from '../bundle-clientnode.js';
 
 export interface BenchEnv {
   lease: ControlPlaneLease;
@@ -80,6 +81,7 @@ export async function temporaryBundle(why: string): Promise<OperatorCommand> {
     logLevel: 'error',
     // Guarded optional requires of client-node's dependencies: left out, as the build does.
     external: ['bufferutil', 'utf-8-validate', 'supports-color', 'encoding'],
+    plugins: [clientNodeKubeConfigOnly],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
   });
   return { argv: [process.execPath, outfile], kind: 'bundle', describe: `node <temporary esbuild bundle of src/> (${why})` };

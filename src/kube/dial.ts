@@ -19,7 +19,6 @@ import { Agent, request as httpsRequest, type AgentOptions, type RequestOptions 
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { SocksClient } from 'socks';
 
 export interface DialTarget {
   host: string;
@@ -78,6 +77,8 @@ function connectTunnel(proxy: URL, target: DialTarget, ca: ConnectionOptions['ca
 }
 
 async function socksTunnel(proxy: URL, target: DialTarget, signal: AbortSignal): Promise<Socket> {
+  // Loaded on first use: most clusters have no SOCKS proxy, and the bundle pays nothing for it.
+  const { SocksClient } = await import('socks');
   const connecting = SocksClient.createConnection({
     proxy: {
       host: proxy.hostname.replace(/^\[|\]$/g, ''),
