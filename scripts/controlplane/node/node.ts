@@ -20,7 +20,18 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { ensureNodeBinaries, isAlive } from '../assets.js';
 import { ControlPlaneError, formatDuration } from '../errors.js';
@@ -395,9 +406,17 @@ function ourFilesOutside(l: NodeLayout, sandboxes: string[] = []): string[] {
   return [...links, ...results];
 }
 
+/**
+ * What every kubelet writes to its fixed device-plugin folder, whatever its root dir: the
+ * device-plugin registration socket (left behind on exit) and its checkpoint. Shared by every
+ * kubelet on the machine, so removed only once none is left.
+ */
+const DEVICE_PLUGIN_FILES = ['/var/lib/kubelet/device-plugins/kubelet.sock', '/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint'];
+
 /** Removes our files there, then each fixed folder that is left empty (another cluster's stay). */
 function removeFilesOutside(l: NodeLayout, sandboxes: string[]): void {
   for (const p of ourFilesOutside(l, sandboxes)) unlinkSync(p);
+  if (processesMentioning('kubelet.yaml').length === 0) for (const p of DEVICE_PLUGIN_FILES) rmSync(p, { force: true });
   for (const dir of FIXED_PATHS) {
     // `ip netns add` bind-mounts /run/netns onto itself (to share namespace mounts): unmount it once empty.
     if (dir === '/run/netns' && existsSync(dir) && listDir(dir).length === 0) spawnSync('umount', [dir]);
