@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import { connect, createServer as createTcpServer, type Socket } from 'node:net';
+import { pipeline } from 'node:stream';
 
 export interface ConnectProxy {
   url: string;
@@ -34,25 +35,16 @@ export async function connectProxy(t: { after(fn: () => unknown): void }, hosts:
       return;
     }
     const onward = connect(Number(m[2]), hosts[m[1]!] ?? m[1]!);
-    open.add(client).add(onward);
-    const close = (): void => {
-      client.destroy();
-      onward.destroy();
-      open.delete(client);
-      open.delete(onward);
-    };
+    client.once('error', () => onward.destroy());
     onward.once('connect', () => {
       onwardPorts.add(onward.localPort!);
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       if (head.length) onward.write(head);
-      client.pipe(onward).pipe(client);
+      joined(client, onward, open);
     });
-    onward.on('error', () => {
+    onward.once('error', () => {
       if (!client.destroyed) client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
-      close();
     });
-    client.on('error', close).on('close', close);
-    onward.on('close', close);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const cut = (): void => {
@@ -64,6 +56,17 @@ export async function connectProxy(t: { after(fn: () => unknown): void }, hosts:
     server.close();
   });
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, targets, onwardPorts, cut };
+}
+
+/** Bytes both ways until either side ends; both are tracked in `open` while they live. */
+function joined(a: Socket, b: Socket, open: Set<Socket>): void {
+  open.add(a).add(b);
+  pipeline(a, b, a, () => {
+    a.destroy();
+    b.destroy();
+    open.delete(a);
+    open.delete(b);
+  });
 }
 
 export interface Forwarder {
@@ -83,15 +86,7 @@ export async function forwarder(
   const open = new Set<Socket>();
   const server = createTcpServer((client: Socket) => {
     remotePorts.push(client.remotePort!);
-    const upstream = connect(to.port, to.host);
-    open.add(client).add(upstream);
-    client.pipe(upstream).pipe(client);
-    const close = (): void => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
+    joined(client, connect(to.port, to.host), open);
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   t.after(() => {

@@ -5,8 +5,11 @@
  * through a real CONNECT proxy; these pin the decision table.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { createServer, request } from 'node:http';
+import { after, describe, it } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
 import { ProxyConfigError, proxyFor } from '../../src/kube/proxy.js';
+import { RestClient } from '../../src/kube/rest.js';
 
 const api = (server: string): URL => new URL(server);
 const via = (server: string, env: Record<string, string>, proxyUrl?: string): string | undefined =>
@@ -75,5 +78,43 @@ describe('proxy selection (client-go: proxy-url, else ProxyFromEnvironment)', ()
     );
     assert.throws(() => via('https://api.example', {}, 'gopher://x:1'), /proxy-url has the scheme gopher/);
     assert.throws(() => via('https://api.example', { https_proxy: 'http://[::1' }), /https_proxy is not a proxy URL/);
+  });
+});
+
+describe('requests through an http:// proxy', () => {
+  it("an http:// server is asked in absolute form, as Go's transport does, with the query intact", async () => {
+    const api = createServer((req, res) => res.end(JSON.stringify({ path: req.url, host: req.headers.host })));
+    const seen: string[] = [];
+    // A forward proxy: takes the absolute-form target and asks the server for it.
+    const proxy = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      const target = new URL(req.url ?? '');
+      request({ hostname: target.hostname, port: target.port, path: target.pathname + target.search, headers: req.headers }, (up) =>
+        up.pipe(res),
+      ).end();
+    });
+    for (const srv of [api, proxy]) await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    after(() => {
+      api.close();
+      proxy.close();
+    });
+    const port = (s: typeof api): number => (s.address() as { port: number }).port;
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        { name: 'c', server: `http://127.0.0.1:${port(api)}/prefix`, skipTLSVerify: true, proxyUrl: `http://127.0.0.1:${port(proxy)}` },
+      ],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const rest = new RestClient(kc);
+    after(() => rest.close());
+    const answer = await rest.request<{ path: string; host: string }>('GET', '/api/v1/pods', {
+      query: { labelSelector: 'a=b,c in (d)', limit: 5 },
+    });
+    const expected = '/prefix/api/v1/pods?labelSelector=a%3Db%2Cc%20in%20(d)&limit=5';
+    assert.deepEqual(seen, [`http://127.0.0.1:${port(api)}${expected}`]);
+    assert.deepEqual(answer, { path: expected, host: `127.0.0.1:${port(api)}` });
   });
 });
