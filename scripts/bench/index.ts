@@ -8,7 +8,7 @@ import { formatDuration } from '../controlplane/errors.js';
 import { installCrds, installSignalHandlers, isInterrupted, log, now, openEnv, runCleanups, type BenchEnv } from './common.js';
 import { updateDoc, type Section } from './report.js';
 
-const BENCHMARKS = ['throughput', 'restart', 'memory', 'failover', 'startup', 'peers', 'latency'] as const;
+const BENCHMARKS = ['throughput', 'restart', 'memory', 'failover', 'startup', 'peers', 'transport', 'latency'] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 
 const HELP = `usage: npm run bench -- [BENCHMARK...] [options]
@@ -21,12 +21,14 @@ Benchmarks (default: all but latency, in this order):
   startup      process start -> /readyz -> first Job, next to \`node -e 0\`
   peers        next to a controller-runtime controller (scripts/bench/peer): backlog, live, CPU, RSS,
                restart writes, in alternating rounds                          (N: 1000,5000)
+  transport    CPU per request, client and kube-apiserver: HTTP/1.1 vs HTTP/2 vs RestClient
+               (N: requests per run, default 3000; --workers: in flight, default 4)
   latency      an Echo's POST -> its message in the pod's log, ours and the peer's (needs a node;
                the cluster gets one: run it alone, or with --private-cluster)
 
 Options:
   --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; others take the first)
-  --runs R            repetitions: throughput rounds (default 2), peers rounds (default 3), failover and
+  --runs R            repetitions: throughput rounds (default 2), peers and transport rounds (default 3), failover and
                       startup runs (default 5)
   --workers LIST      the operator's NUM_WORKERS and the bare client's concurrency; throughput measures
                       each (default 4,16), restart and memory take the first (default 4)
@@ -146,6 +148,10 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
         livePerSecond: o.liveRate,
         memorySizes: o.memorySizes,
       });
+    }
+    case 'transport': {
+      const { transport } = await import('./transport.js');
+      return transport(env, { requests: o.sizes?.[0] ?? 3000, rounds: o.runs ?? 3, concurrency: o.workers?.[0] ?? 4 });
     }
     case 'latency': {
       const { latency } = await import('./latency.js');

@@ -128,7 +128,7 @@ function readText(res: IncomingMessage): Promise<string> {
  * twice per request, and a Buffer in there is decoded to a string each time (~5 KB per request
  * for a kubeconfig's CA, certificate and key). A string goes in as it is.
  */
-function pemAsStrings(options: RequestOptions): RequestOptions {
+export function pemAsStrings(options: RequestOptions): RequestOptions {
   for (const k of ['ca', 'cert', 'key'] as const) {
     const v = options[k];
     if (Buffer.isBuffer(v) && v.subarray(0, 11).toString('latin1') === '-----BEGIN ') options[k] = v.toString('latin1');

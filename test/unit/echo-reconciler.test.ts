@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { containsDesired } from '../../src/controllers/common/compare.js';
-import { derivedName, nameWithin } from '../../src/controllers/common/naming.js';
+import { derivedName, nameWithin, shortHash } from '../../src/controllers/common/naming.js';
 import { desiredJob, jobNameFor } from '../../src/controllers/echo/desired.js';
 import { EchoReconciler } from '../../src/controllers/echo/reconciler.js';
 import { echoStatus, reconciledOk, runState } from '../../src/controllers/echo/status.js';
@@ -106,6 +106,12 @@ describe('Echo naming and desired Job', () => {
     assert.equal(derivedName('dots.in.name', 'h', 63), 'dots-in-name-h');
     assert.equal(nameWithin('short', 52), 'short');
     assert.ok(nameWithin('b'.repeat(60), 52).length <= 52);
+  });
+
+  it('keeps the names of existing Jobs across releases (a changed hash would start every run again)', () => {
+    // Pinned values: an upgrade that named Jobs differently would make a second Job for every Echo.
+    assert.equal(shortHash('x', 'y'), 'beiprmkzne');
+    assert.equal(jobNameFor(echo('hello', 'one', { uid: 'u-1' })), `hello-${shortHash('u-1', 'one')}`);
   });
 
   it('runs the message literally, without a shell', () => {
