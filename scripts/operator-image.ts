@@ -6,21 +6,42 @@
  *
  *   npm run image:load      # into the cluster `npm run cluster:up` started (scripts/cluster.ts)
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ECHOPERATOR_VERSION, IMAGE_REPOSITORY } from '../infra/echoperator.js';
 import { ROOT } from './build.js';
 import { ensureNodeBinaries } from './controlplane/assets.js';
 import type { ControlPlaneState } from './controlplane/cluster.js';
 import { ControlPlaneError } from './controlplane/errors.js';
+import { parseFinalStage } from './controlplane/node/dockerfile.js';
 import { buildImage, importImages, operatorImageSpec, type ImageSpec } from './controlplane/node/images.js';
-import { ensureBundle } from './runtimes.js';
+import { ensureBundle, NODE22_VERSION, node22Binary } from './runtimes.js';
 
 /** The image the synthesized Deployment runs by default. */
 export const OPERATOR_IMAGE = `${IMAGE_REPOSITORY}:${ECHOPERATOR_VERSION}`;
 
+const DOCKERFILE = join(ROOT, 'Dockerfile');
+
+/**
+ * The Node binary that stands in for the Dockerfile's distroless base: the same major as its
+ * `nodejsNN` tag, so the local image runs what the released one runs. This machine's Node when
+ * the majors match, else Node 22 from npm (runtimes.ts).
+ */
+export function baseNodeBinary(dockerfile = DOCKERFILE): string {
+  const from = parseFinalStage(readFileSync(dockerfile, 'utf8')).from;
+  const major = /nodejs(\d+)/.exec(from)?.[1];
+  if (major === process.versions.node.split('.')[0]) return process.execPath;
+  if (major === NODE22_VERSION.split('.')[0]) {
+    const node22 = node22Binary();
+    if (node22.path) return node22.path;
+    throw new ControlPlaneError(`The operator image's base is ${from}, and Node ${NODE22_VERSION} is unavailable: ${node22.reason}`);
+  }
+  throw new ControlPlaneError(`The operator image's base is ${from}: no local Node ${major ?? '(unknown major)'} to stand in for it.`);
+}
+
 export async function operatorImage(): Promise<ImageSpec> {
   const bundle = await ensureBundle();
-  return operatorImageSpec({ dockerfile: join(ROOT, 'Dockerfile'), repoRoot: ROOT, bundle, tag: OPERATOR_IMAGE });
+  return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle, tag: OPERATOR_IMAGE, node: baseNodeBinary() });
 }
 
 /** Builds (or reuses) the operator image and imports it into the cluster's node. */

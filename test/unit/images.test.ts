@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { synthesize } from '../../infra/chart.js';
 import { parseFinalStage } from '../../scripts/controlplane/node/dockerfile.js';
+import { baseNodeBinary } from '../../scripts/operator-image.js';
 import {
   busyboxImageSpec,
   FAILING_JOB_IMAGE,
@@ -25,7 +26,13 @@ const BUNDLE = join(ROOT, 'dist/bundle/echoperator.js');
 
 function spec() {
   // The spec hashes nothing and reads only the Dockerfile and `ldd node`; the bundle need not exist.
-  return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle: BUNDLE, tag: 'example.test/echoperator:1' });
+  return operatorImageSpec({
+    dockerfile: DOCKERFILE,
+    repoRoot: ROOT,
+    bundle: BUNDLE,
+    tag: 'example.test/echoperator:1',
+    node: process.execPath,
+  });
 }
 
 test("the Dockerfile's final stage: distroless nonroot, only the bundle at /app/echoperator.js, user 65532, node on PATH", () => {
@@ -79,7 +86,25 @@ test('a final stage the local builder cannot reproduce is an error, not silently
   const dir = mkdtempSync(join(tmpdir(), 'dockerfile-'));
   const other = join(dir, 'Dockerfile');
   writeFileSync(other, `${base}COPY --from=build /src/other.js /app/other.js\nENTRYPOINT ["node"]\n`);
-  assert.throws(() => operatorImageSpec({ dockerfile: other, repoRoot: ROOT, bundle: BUNDLE, tag: 'x.test/y:1' }), /knows only the bundle/);
+  assert.throws(
+    () => operatorImageSpec({ dockerfile: other, repoRoot: ROOT, bundle: BUNDLE, tag: 'x.test/y:1', node: process.execPath }),
+    /knows only the bundle/,
+  );
+});
+
+test("the local image's Node is the Dockerfile base's major; a base with no local stand-in is an error naming it", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dockerfile-'));
+  const dockerfile = (major: string): string => {
+    const path = join(dir, `Dockerfile.${major}`);
+    writeFileSync(
+      path,
+      `FROM node AS build\nWORKDIR /src\nFROM gcr.io/distroless/nodejs${major}-debian12:nonroot\nCOPY --from=build /src/dist/bundle/echoperator.js /app/echoperator.js\n`,
+    );
+    return path;
+  };
+  assert.equal(baseNodeBinary(dockerfile(process.versions.node.split('.')[0]!)), process.execPath);
+  assert.throws(() => baseNodeBinary(dockerfile('14')), /nodejs14-debian12:nonroot: no local Node 14/);
+  assert.match(parseFinalStage(readFileSync(DOCKERFILE, 'utf8')).from, /nodejs22-/, 'the released image runs Node 22 (LTS)');
 });
 
 test('the Job images: busybox with a link per applet, and a twin whose printf fails', () => {

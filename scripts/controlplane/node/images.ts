@@ -124,10 +124,10 @@ function sharedLibraries(binary: string): ImageEntry[] {
 
 /**
  * The operator's image: the Dockerfile's final stage applied to a local stand-in for its
- * distroless Node base (this machine's Node at /nodejs/bin/node with its libraries, distroless'
- * users and folders). The bundle is the only file the Dockerfile copies.
+ * distroless Node base (`node`, the binary of the base's Node major, at /nodejs/bin/node with its
+ * libraries; distroless' users and folders). The bundle is the only file the Dockerfile copies.
  */
-export function operatorImageSpec(opts: { dockerfile: string; repoRoot: string; bundle: string; tag: string }): ImageSpec {
+export function operatorImageSpec(opts: { dockerfile: string; repoRoot: string; bundle: string; tag: string; node: string }): ImageSpec {
   const stage = parseFinalStage(readFileSync(opts.dockerfile, 'utf8'));
   const copies = stage.copies.map((c) => {
     const workdir = stage.stageWorkdirs[c.fromStage];
@@ -140,7 +140,7 @@ export function operatorImageSpec(opts: { dockerfile: string; repoRoot: string; 
       );
     return file(c.dest.replace(/^\//, ''), local, 0o644);
   });
-  const node = realpathSync(process.execPath);
+  const node = realpathSync(opts.node);
   return {
     tag: opts.tag,
     entries: withParents([...baseEntries(), file('nodejs/bin/node', node), ...sharedLibraries(node), ...copies]),
