@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   }
   const needsCluster = files.some((f) => !relative('test', f).startsWith('unit'));
   const before = new Set(machineLeftovers());
-  let lease = needsCluster ? await acquireControlPlane() : undefined;
+  let lease = needsCluster ? await acquireControlPlane({ needsNode: files.some(needsNode) }) : undefined;
   if (lease && !lease.ownedPids.length && process.env.USE_EXISTING_CLUSTER !== 'true' && installedOperators(lease.kubeconfig)) {
     // `npm run demo` leaves the operator installed, watching every namespace: it would reconcile the tests' Echos too.
     console.error(

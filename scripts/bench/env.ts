@@ -104,7 +104,7 @@ function newerSources(mtimeMs: number, dir = 'src'): string[] {
  * Default false: thousands of Jobs, no node of ours, and no pods on one that `cluster:up` started.
  */
 export async function openEnv(opts: { privateCluster: boolean; fromSource?: boolean; node?: boolean }): Promise<BenchEnv> {
-  const lease = await acquireControlPlane({ private: opts.privateCluster, node: opts.node ?? false });
+  const lease = await acquireControlPlane({ private: opts.privateCluster, node: opts.node ?? false, needsNode: opts.node });
   onCleanup(() => lease.release());
   log(`control plane: ${lease.describe}`);
   const kc = loadKubeConfig(lease.kubeconfig);

@@ -35,6 +35,11 @@ export interface AcquireOptions {
   private?: boolean;
   /** Whether a cluster started here gets a node; wantNode() (ECHOPERATOR_NODE) when absent. */
   node?: boolean;
+  /**
+   * The caller runs pods: a running `cluster:up` cluster without a node (ECHOPERATOR_NODE=false)
+   * is not reused, and a private cluster with a node is started instead.
+   */
+  needsNode?: boolean;
 }
 
 export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<ControlPlaneLease> {
@@ -42,9 +47,15 @@ export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<Co
     const kubeconfig = process.env.KUBECONFIG || join(homedir(), '.kube', 'config');
     return { kubeconfig, ownedPids: [], describe: `existing cluster (KUBECONFIG=${kubeconfig})`, release: async () => {} };
   }
-  const shared = opts.private ? undefined : runningDefaultCluster();
-  if (shared) {
-    return { kubeconfig: shared.kubeconfig, ownedPids: [], describe: `running control plane at ${shared.server}`, release: async () => {} };
+  const running = opts.private ? undefined : runningDefaultCluster();
+  const nodeless = running && opts.needsNode && !running.node;
+  if (running && !nodeless) {
+    return {
+      kubeconfig: running.kubeconfig,
+      ownedPids: [],
+      describe: `running control plane at ${running.server}`,
+      release: async () => {},
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'echoperator-cp-'));
   let state: ControlPlaneState | undefined;
@@ -55,7 +66,7 @@ export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<Co
   };
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, onSignal);
   try {
-    state = await startControlPlane({ dir, detached: false, node: opts.node ?? wantNode() });
+    state = await startControlPlane({ dir, detached: false, node: nodeless || (opts.node ?? wantNode()) });
   } catch (err) {
     await release();
     throw err instanceof ControlPlaneError ? err : new ControlPlaneError(String(err));
@@ -64,7 +75,7 @@ export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<Co
   return {
     kubeconfig: started.kubeconfig,
     ownedPids: [...Object.values(started.pids), ...Object.values(started.node?.pids ?? {})],
-    describe: `private control plane at ${started.server}`,
+    describe: `private control plane at ${started.server}${nodeless ? ` (the one at ${running.server} has no node)` : ''}`,
     release: async () => {
       await release();
       for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);
