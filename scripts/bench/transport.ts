@@ -8,10 +8,16 @@
  * This is the HTTP/2 lever of issue 16 measured on its own: the operator's work per Echo is
  * two or three such requests, so the per-request CPU decides whether a transport is worth it.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
-import { pemAsStrings, RestClient } from '../../src/kube/rest.js';
+import { pathToFileURL } from 'node:url';
+import * as esbuild from 'esbuild';
+import { pemAsStrings, type RestClient } from '../../src/kube/rest.js';
+import { ROOT } from '../build.js';
 import { log, median, minMax, processCpuSeconds, table, type BenchEnv } from './common.js';
 import { loadLine, machine, provenance, type Section } from './report.js';
 
@@ -115,8 +121,32 @@ function http2(server: URL, tls: ConnectionOptions, headers: Record<string, stri
   };
 }
 
-function restClient(env: BenchEnv): Transport {
-  const rest = new RestClient(env.kc, { userAgent: 'echoperator-bench-transport' });
+/**
+ * RestClient as the operator runs it: bundled by esbuild (minified, as scripts/build.ts does), not
+ * through tsx, whose keepNames wrappers would add their own cost to every closure it creates.
+ */
+async function bundledRestClient(): Promise<typeof RestClient> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-transport-'));
+  const outfile = join(dir, 'rest.mjs');
+  try {
+    await esbuild.build({
+      entryPoints: [join(ROOT, 'src/kube/rest.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'esm',
+      minify: true,
+      logLevel: 'warning',
+    });
+    return ((await import(pathToFileURL(outfile).href)) as { RestClient: typeof RestClient }).RestClient;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function restClient(env: BenchEnv, Client: typeof RestClient): Transport {
+  const rest = new Client(env.kc, { userAgent: 'echoperator-bench-transport' });
   return {
     send: (method, path, body) => {
       const [p, q] = path.split('?');
@@ -159,12 +189,13 @@ export async function transport(env: BenchEnv, opts: TransportOptions): Promise<
   const load = loadLine();
   const server = new URL(env.kc.getCurrentCluster()!.server);
   const { tls, headers } = await credentials(env);
+  const Client = await bundledRestClient();
   const rows: string[][] = [];
   for (const method of ['GET', 'POST'] as const) {
     const make: Contender[] = [
       { name: 'HTTP/1.1, https.Agent (keep-alive)', open: () => http1(server, tls, headers) },
       { name: 'HTTP/2, one node:http2 session', open: () => http2(server, tls, headers) },
-      { name: 'RestClient (ours: HTTP/1.1 + deadline, retries, metrics)', open: () => restClient(env) },
+      { name: 'RestClient (ours, bundled: HTTP/1.1 + deadline, retries)', open: () => restClient(env, Client) },
     ];
     const costs: Cost[][] = make.map(() => []);
     for (let r = 0; r < opts.rounds; r++) {
