@@ -66,7 +66,15 @@ async function main(): Promise<number> {
   const metricsServer = settings.metricsEnabled
     ? new MetricsServer({ registry: metrics.registry, port: settings.metricsPort, path: settings.metricsPath })
     : undefined;
-  const events = new KubeEventRecorder({ sink: restEventSink(rest), instance: settings.haNodeId, logger: log });
+  // Events yield to reconciles while the queues have work (see KubeEventRecorder); the manager
+  // that knows is made next, with the recorder among its parts.
+  let hasQueuedWork = (): boolean => false;
+  const events = new KubeEventRecorder({
+    sink: restEventSink(rest),
+    instance: settings.haNodeId,
+    logger: log,
+    busy: () => hasQueuedWork(),
+  });
   const manager = new Manager(
     managerConfig(settings),
     {
@@ -81,6 +89,7 @@ async function main(): Promise<number> {
     },
     CONTROLLERS,
   );
+  hasQueuedWork = () => manager.hasQueuedWork();
 
   const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {

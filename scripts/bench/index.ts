@@ -28,7 +28,7 @@ Benchmarks (default: all but latency, in this order):
 
 Options:
   --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; others take the first)
-  --runs R            repetitions: throughput rounds (default 2), peers and transport rounds (default 3), failover and
+  --runs R            repetitions: throughput, peers and transport rounds (default 3), failover and
                       startup runs (default 5)
   --workers LIST      the operator's NUM_WORKERS and the bare client's concurrency; throughput measures
                       each (default 4,16), restart and memory take the first (default 4)
@@ -116,7 +116,7 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
       const { throughput } = await import('./throughput.js');
       return throughput(env, {
         sizes: o.sizes ?? [1000, 5000],
-        rounds: o.runs ?? 2,
+        rounds: o.runs ?? 3,
         workers: o.workers ?? [4, 16],
         createConcurrency: o.concurrency,
       });

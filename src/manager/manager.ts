@@ -151,6 +151,14 @@ export class Manager {
   }
 
   /**
+   * True while any controller has keys queued and not yet handed to a worker: the event recorder
+   * holds Events back meanwhile (see KubeEventRecorder's busy option).
+   */
+  hasQueuedWork(): boolean {
+    return this.controllers.some((c) => c.queue.len() > 0);
+  }
+
+  /**
    * The shared cache of `type`: the primary kinds whole (with resync), owned kinds narrowed by
    * their declared selector and transform. Two controllers that declare the same owned type must
    * declare it alike, or they would each need a different cache of it.

@@ -373,6 +373,41 @@ describe('event recorder: failures and shutdown', () => {
     assert.equal(sink.creates.length, 1);
   });
 
+  it('holds Events back while the operator is busy, at most maxHoldMs, and writes them once it is not', async () => {
+    let busy = true;
+    const { clock, sink, recorder } = setup({ busy: () => busy, maxHoldMs: 10_000 });
+    recorder.recordEvent(echo('a'), 'Normal', 'R', 'm');
+    await flushMicrotasks();
+    await clock.step(5_000);
+    assert.equal(sink.calls.length, 0, 'held while busy');
+    recorder.recordEvent(echo('a'), 'Normal', 'R', 'm');
+    busy = false;
+    await clock.step(100);
+    assert.equal(sink.creates.length, 1, 'written within one look once not busy');
+    assert.equal(sink.creates[0]!.count, 2, 'the identical event recorded while held merged into it');
+
+    busy = true;
+    recorder.recordEvent(echo('b'), 'Normal', 'R', 'm');
+    await flushMicrotasks();
+    await clock.step(9_999);
+    assert.equal(sink.creates.length, 1);
+    await clock.step(1);
+    assert.equal(sink.creates.length, 2, 'written after maxHoldMs even though still busy');
+    assert.equal(clock.timerCount, 0, 'no polling once nothing waits');
+  });
+
+  it('close() does not wait for a busy operator: held Events are flushed at once', async () => {
+    const { clock, sink, recorder } = setup({ busy: () => true });
+    recorder.recordEvent(echo(), 'Normal', 'R', 'm');
+    await flushMicrotasks();
+    const closed = recorder.close(5_000);
+    await clock.step(100);
+    await closed;
+    assert.equal(sink.creates.length, 1);
+    assert.equal(recorder.stats.failed, 0);
+    assert.equal(clock.timerCount, 0);
+  });
+
   it('never throws from recordEvent', () => {
     const { recorder } = setup();
     const hostile = {

@@ -17,6 +17,11 @@
  *   event with a log line, as client-go does. Events are best effort, never worth failing for.
  * - close() stops accepting, flushes for up to a timeout, then abandons what is left (counted),
  *   leaving no timer or request behind.
+ * - Events yield to the work users wait for: while `busy()` says reconciles are queued, an Event
+ *   is held back, at most maxHoldMs after it was recorded. A burst of new objects then gets its
+ *   Jobs and statuses from a write-bound API server first and its Events right after, instead of
+ *   one write in four being an Event in the middle of it (measured: 1,000 new Echos took 1.33 x a
+ *   bare client's time with Events interleaved; see docs/benchmarks.md).
  */
 import type { Clock } from '../../runtime/clock.js';
 import { realClock } from '../../runtime/clock.js';
@@ -65,7 +70,14 @@ export interface EventRecorderOptions {
   aggregator?: AggregatorOptions;
   /** For the randomized first retry pause; default Math.random. */
   random?: () => number;
+  /** True while the operator has reconciles queued; Events wait meanwhile (default: never busy). */
+  busy?: () => boolean;
+  /** The longest an Event is held back while busy(); default 10000. */
+  maxHoldMs?: number;
 }
+
+/** How often a held-back Event looks again whether the operator is still busy. */
+const HOLD_POLL_MS = 100;
 
 export interface EventRecorderStats {
   recorded: number;
@@ -116,6 +128,8 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
   private readonly retryIntervalMs: number;
   private readonly dedupWindowMs: number;
   private readonly random: () => number;
+  private readonly busy: () => boolean;
+  private readonly maxHoldMs: number;
   private readonly spam: SpamFilter;
   private readonly aggregator: SimilarEventAggregator;
   /** Events already written, by identity: what an identical event patches. */
@@ -141,6 +155,8 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     this.retryIntervalMs = options.retryIntervalMs ?? 10_000;
     this.dedupWindowMs = options.dedupWindowMs ?? 600_000;
     this.random = options.random ?? Math.random;
+    this.busy = options.busy ?? (() => false);
+    this.maxHoldMs = options.maxHoldMs ?? 10_000;
     this.spam = new SpamFilter(options.spamFilter);
     this.aggregator = new SimilarEventAggregator(options.aggregator);
   }
@@ -260,6 +276,9 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
       for (;;) {
         const next = this.pending.values().next();
         if (next.done) return;
+        // Still in `pending` while held: identical events recorded meanwhile merge into it.
+        await this.holdWhileBusy(next.value);
+        if (this.pending.get(next.value.key) !== next.value) continue; // abandoned by close() meanwhile
         this.pending.delete(next.value.key);
         await this.write(next.value);
       }
@@ -267,6 +286,16 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
       this.logger.error('event writer failed', { error: err });
     } finally {
       this.draining = undefined;
+    }
+  }
+
+  /** Returns once the operator is not busy, the item was held maxHoldMs, or the recorder is closing. */
+  private async holdWhileBusy(item: Pending): Promise<void> {
+    const signal = this.abort.signal;
+    for (;;) {
+      const left = this.maxHoldMs - (this.clock.now() - item.firstAt);
+      if (this.closed || signal.aborted || left <= 0 || !this.busy()) return;
+      await this.clock.sleep(Math.min(HOLD_POLL_MS, left), signal).catch(() => undefined);
     }
   }
 
