@@ -87,6 +87,14 @@ describe('manager wiring', () => {
     );
   });
 
+  it('has queued work while any controller has a key waiting (what Events yield to)', () => {
+    const manager = new Manager(config, { rest }, CONTROLLERS);
+    assert.equal(manager.hasQueuedWork(), false);
+    manager.controllers.at(-1)!.enqueue('ns/name');
+    assert.equal(manager.hasQueuedWork(), true);
+    for (const c of manager.controllers) c.queue.shutDown();
+  });
+
   it('shares one cache per owned type between controllers, and gives each its primary with read-your-writes', () => {
     const seen: ControllerCaches<KubeObject>[] = [];
     new Manager(config, { rest }, [capturing(WIDGETS, [JOBS], seen), capturing(GADGETS, [JOBS], seen)]);
