@@ -61,6 +61,8 @@ export interface PeersOptions {
 interface Run {
   ms: number;
   operatorCpu: number;
+  /** Backlog: the operator's CPU-seconds once its queue stayed empty for 5 s (Events sent late included). */
+  operatorCpuSettled?: number;
   apiserverCpu: number;
   writes?: WriteCount;
   rss?: number;
@@ -120,14 +122,13 @@ async function backlogRun(c: Contestant, n: number, opts: PeersOptions & { rss: 
     const doneAt = await awaitDone(tracker, `${c.name} backlog`);
     const run: Run = { ms: doneAt - op.spawnedAt, operatorCpu: processCpuSeconds(op.pid) ?? NaN, apiserverCpu: api() };
     run.writes = (await writes.stop()).audit;
-    if (opts.rss) {
-      if (!(await settle(op, n, 300_000))) log(`  ${c.name}: warning: did not settle within 5 minutes`);
-      run.rss = vmRssBytes(op.pid);
-    }
+    if (!(await settle(op, n, 300_000))) log(`  ${c.name}: warning: did not settle within 5 minutes`);
+    run.operatorCpuSettled = processCpuSeconds(op.pid) ?? NaN;
+    if (opts.rss) run.rss = vmRssBytes(op.pid);
     await op.stop();
     await tracker.stop();
     log(
-      `  ${c.name.padEnd(18)} backlog N=${n}: ${secs(run.ms)}, CPU operator ${run.operatorCpu.toFixed(2)} s, kube-apiserver ${run.apiserverCpu.toFixed(2)} s${run.rss ? `, RSS ${mib(run.rss)}` : ''}; writes ${formatWrites(run.writes)}`,
+      `  ${c.name.padEnd(18)} backlog N=${n}: ${secs(run.ms)}, CPU operator ${run.operatorCpu.toFixed(2)} s (settled ${run.operatorCpuSettled.toFixed(2)} s), kube-apiserver ${run.apiserverCpu.toFixed(2)} s${run.rss ? `, RSS ${mib(run.rss)}` : ''}; writes ${formatWrites(run.writes)}`,
     );
     return run;
   } finally {
@@ -258,12 +259,21 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
         '<= 1.0',
       ),
     );
-    rows.push(row(`backlog ${n}: operator CPU-seconds`, rs, (r) => r.operatorCpu, cpuS, '<= 1.0'));
+    rows.push(row(`backlog ${n}: operator CPU-seconds until done`, rs, (r) => r.operatorCpu, cpuS, ''));
     rows.push(
       row(
-        `backlog ${n}: operator CPU per Echo`,
+        `backlog ${n}: operator CPU-seconds until settled (queue empty 5 s, Events all sent)`,
         rs,
-        (r) => (r.operatorCpu / n) * 1000,
+        (r) => r.operatorCpuSettled,
+        cpuS,
+        '<= 1.0',
+      ),
+    );
+    rows.push(
+      row(
+        `backlog ${n}: operator CPU per Echo, until settled`,
+        rs,
+        (r) => ((r.operatorCpuSettled ?? NaN) / n) * 1000,
         (x) => `${x.toFixed(2)} ms`,
         '<= 1.0',
       ),
@@ -317,8 +327,9 @@ Pending; the job controller still makes one per Job). The peer is written as a c
 For(Echo).Owns(Job), the manager's cached client, a merge patch of the status, default client settings
 (HTTP/2, no client-side rate limit). Values are medians over the rounds; **ours / peer** is the median of the
 per-round ratios (min .. max). CPU-seconds from /proc/<pid>/stat: the operator's since its spawn (start-up included)
-for backlog, over the window for live; kube-apiserver's over the same window. Writes: the audit log, by User-Agent
-(the operator's own requests only).
+for backlog (until done, and until settled: ours sends its Events once its queue is empty, the peer as it goes, so
+only the settled figure holds both programs' whole work), over the window for live; kube-apiserver's over the same
+window. Writes: the audit log, by User-Agent (the operator's own requests only).
 
 ${table(['measure', 'echoperator', 'controller-runtime', 'ours / peer', 'goal'], rows)}
 
