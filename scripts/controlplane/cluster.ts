@@ -398,6 +398,9 @@ export async function killApiserver(state: ControlPlaneState, signal: NodeJS.Sig
   }
 }
 
+/** How long restartApiserver waits for the kernel to release the port of a killed kube-apiserver. */
+const PORT_RELEASE_WAIT_MS = 120_000;
+
 /**
  * Starts kube-apiserver again with the flags it was first started with (same port, etcd and
  * certificates, so clients need no new kubeconfig), after stopping it if it still runs; waits
@@ -408,10 +411,21 @@ export async function restartApiserver(state: ControlPlaneState, opts: { log?: (
   if (!launchSpec) throw new ControlPlaneError(`${statePath(state.dir)} does not record how kube-apiserver was started.`);
   await killApiserver(state, 'SIGTERM');
   const started = Date.now();
-  const apiserver = launch('kube-apiserver', launchSpec.bin, launchSpec.args, state.dir, launchSpec.detached);
-  state.pids.kubeApiserver = apiserver.pid;
-  writeFileSync(statePath(state.dir), JSON.stringify(state, null, 2) + '\n');
-  await waitFor('kube-apiserver', apiserver, state.ports.apiserver, () => httpOk(`${state.server}/readyz`, adminTls(state)), 120_000);
+  for (;;) {
+    const apiserver = launch('kube-apiserver', launchSpec.bin, launchSpec.args, state.dir, launchSpec.detached);
+    state.pids.kubeApiserver = apiserver.pid;
+    writeFileSync(statePath(state.dir), JSON.stringify(state, null, 2) + '\n');
+    try {
+      await waitFor('kube-apiserver', apiserver, state.ports.apiserver, () => httpOk(`${state.server}/readyz`, adminTls(state)), 120_000);
+      break;
+    } catch (err) {
+      // A killed server's connections can outlive it: one whose client stopped reading (a frozen
+      // process, in the fault tests) lingers in FIN-WAIT with unsent data until the kernel gives
+      // up on it, and holds the port meanwhile. Same port, so wait for the kernel.
+      if (!(err instanceof PortInUse) || Date.now() - started > PORT_RELEASE_WAIT_MS) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
   (opts.log ?? ((l: string) => console.error(l)))(
     `control plane: kube-apiserver restarted at ${state.server} in ${formatDuration(Date.now() - started)}`,
   );
