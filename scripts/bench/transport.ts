@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { pemAsStrings, type RestClient } from '../../src/kube/rest.js';
 import { ROOT } from '../build.js';
-import { log, median, minMax, processCpuSeconds, table, type BenchEnv } from './common.js';
+import { log, median, minMax, pool, processCpuSeconds, table, type BenchEnv } from './common.js';
 import { loadLine, machine, provenance, type Section } from './report.js';
 
 export interface TransportOptions {
@@ -160,14 +160,10 @@ function restClient(env: BenchEnv, Client: typeof RestClient): Transport {
 async function measure(env: BenchEnv, t: Transport, method: 'GET' | 'POST', opts: TransportOptions): Promise<Cost> {
   const path = method === 'GET' ? GET_PATH : POST_PATH;
   const one = (): Promise<unknown> => t.send(method, path, method === 'POST' ? configMap() : undefined);
-  const run = async (n: number): Promise<void> => {
-    let left = n;
-    await Promise.all(
-      Array.from({ length: opts.concurrency }, async () => {
-        while (left-- > 0) await one();
-      }),
-    );
-  };
+  const run = (n: number): Promise<void> =>
+    pool(Array(n).keys(), opts.concurrency, async () => {
+      await one();
+    });
   await run(Math.ceil(opts.requests / 10));
   const pid = env.controlPlanePids['kube-apiserver'];
   const api0 = pid ? (processCpuSeconds(pid) ?? NaN) : NaN;
