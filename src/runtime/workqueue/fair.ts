@@ -121,7 +121,7 @@ export class FairReadySet<K extends string> {
   private agedServedLast = false;
 
   constructor(options: FairReadySetOptions<K> = {}) {
-    this.partition = options.partition ?? (namespaceOf as (key: K) => string);
+    this.partition = options.partition ?? namespaceOf;
     this.agingMs = options.agingMs ?? DEFAULT_AGING_MS;
     if (!(this.agingMs > 0)) throw new RangeError(`agingMs must be positive, got ${this.agingMs}`);
   }
