@@ -19,14 +19,14 @@ import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../s
 
 /** What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs. */
 const OPERATOR_CAN_I = [
-  'cronjobs.batch||create delete get list patch update watch',
+  'cronjobs.batch||create delete get list patch watch',
   'echos.mmontes.io/finalizers||update',
-  'echos.mmontes.io/status||patch update',
+  'echos.mmontes.io/status||patch',
   'echos.mmontes.io||get list watch',
   'events||create patch',
   'jobs.batch||create delete get list watch',
   'scheduledechos.mmontes.io/finalizers||update',
-  'scheduledechos.mmontes.io/status||patch update',
+  'scheduledechos.mmontes.io/status||patch',
   'scheduledechos.mmontes.io||get list watch',
 ];
 /** With HA, in the operator's namespace: create any Lease, everything else on the named one only. */

@@ -22,10 +22,10 @@ type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resou
 /** The operator's whole permission set in a watched namespace (or cluster-wide), verb by verb. */
 const OPERATOR_RULES: Rule[] = [
   { apiGroups: ['mmontes.io'], resources: ['echos', 'scheduledechos'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['mmontes.io'], resources: ['echos/status', 'scheduledechos/status'], verbs: ['patch', 'update'] },
+  { apiGroups: ['mmontes.io'], resources: ['echos/status', 'scheduledechos/status'], verbs: ['patch'] },
   { apiGroups: ['mmontes.io'], resources: ['echos/finalizers', 'scheduledechos/finalizers'], verbs: ['update'] },
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'] },
+  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 

@@ -61,7 +61,7 @@ describe('controller builder', () => {
     );
   });
 
-  it('derives RBAC: read the primary, write its status and finalizers, read and write owned kinds as declared; same verbs share a rule', () => {
+  it('derives RBAC: read the primary, patch its status, update its finalizers, read and write owned kinds as declared; same verbs share a rule', () => {
     const a = controllerFor(WIDGETS)
       .owns(JOBS, { writes: ['create', 'delete'] })
       .complete(() => ({ reconcile: () => Promise.resolve(undefined) }));
@@ -70,7 +70,7 @@ describe('controller builder', () => {
       .complete(() => ({ reconcile: () => Promise.resolve(undefined) }));
     assert.deepEqual(rulesFor([a, b]), [
       { apiGroups: ['example.test'], resources: ['widgets', 'gadgets'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['example.test'], resources: ['widgets/status', 'gadgets/status'], verbs: ['patch', 'update'] },
+      { apiGroups: ['example.test'], resources: ['widgets/status', 'gadgets/status'], verbs: ['patch'] },
       { apiGroups: ['example.test'], resources: ['widgets/finalizers', 'gadgets/finalizers'], verbs: ['update'] },
       { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
       { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },

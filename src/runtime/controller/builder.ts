@@ -110,10 +110,12 @@ export interface PolicyRule {
 const READ: Verb[] = ['get', 'list', 'watch'];
 
 /**
- * The rules a set of controllers needs: to read its primary kinds, write their status, and set
+ * The rules a set of controllers needs: to read its primary kinds, patch their status (status is
+ * only ever patched, merge or apply, never replaced: no `update` on <primary>/status), and set
  * owner references that block owner deletion (update on <primary>/finalizers, which the
- * OwnerReferencesPermissionEnforcement admission plugin checks); to read and write, as declared,
- * the kinds they own. Resources of one group with the same verbs share a rule.
+ * OwnerReferencesPermissionEnforcement admission plugin checks whatever the verb of the write that
+ * sets them); to read and write, as declared, the kinds they own. Resources of one group with the
+ * same verbs share a rule.
  */
 export function rulesFor(declarations: readonly ControllerDeclaration<unknown>[]): PolicyRule[] {
   const verbsByResource = new Map<string, { group: string; resource: string; verbs: Set<Verb> }>();
@@ -125,7 +127,7 @@ export function rulesFor(declarations: readonly ControllerDeclaration<unknown>[]
   };
   for (const d of declarations) {
     grant(d.primary.group, d.primary.resource, READ);
-    grant(d.primary.group, `${d.primary.resource}/status`, ['patch', 'update']);
+    grant(d.primary.group, `${d.primary.resource}/status`, ['patch']);
     grant(d.primary.group, `${d.primary.resource}/finalizers`, ['update']);
     for (const o of d.owned) grant(o.type.group, o.type.resource, [...READ, ...o.writes]);
   }
