@@ -10,7 +10,7 @@
  * Objects, in the order they are emitted (and applied by a plain `kubectl apply -f`):
  *   Namespace (optional) -> CRDs (optional) -> ServiceAccount -> ClusterRole + ClusterRoleBinding
  *   (all namespaces) or one Role + RoleBinding per watched namespace -> leader-election Role +
- *   RoleBinding (HA) -> ConfigMap -> Deployment -> metrics Service (metrics on) ->
+ *   RoleBinding (HA) -> the confinement ValidatingAdmissionPolicy + binding (on by default) -> ConfigMap -> Deployment -> metrics Service (metrics on) ->
  *   PodDisruptionBudget (HA).
  */
 import { ApiObject } from 'cdk8s';
@@ -29,6 +29,7 @@ import {
   type ResourceQuantities,
 } from './props.js';
 import { leaderElectionRules, operatorRules } from './rbac.js';
+import { addConfinementPolicy } from './confinement.js';
 
 export * from './props.js';
 export * from './rbac.js';
@@ -47,6 +48,8 @@ export class Echoperator extends Construct {
   public readonly serviceAccountName: string;
   /** The name of the ClusterRole and ClusterRoleBinding (used only when watching all namespaces). */
   public readonly clusterRoleName: string;
+  /** The ValidatingAdmissionPolicy and binding confining the ServiceAccount, when confineServiceAccount is on. */
+  public readonly confinementPolicyName?: string;
   /** The settings ConfigMap's name, in {@link namespace}. */
   public readonly configMapName: string;
   /** The operator's environment as stored in the settings ConfigMap. */
@@ -131,6 +134,18 @@ export class Echoperator extends Construct {
         metadata: meta(leName, ns),
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: leName },
         subjects: [subject],
+      });
+    }
+
+    if (r.confineServiceAccount) {
+      // Before the Deployment, so the operator never runs unconfined; named like the ClusterRole
+      // (cluster-scoped too), so installs in two namespaces never collide.
+      this.confinementPolicyName = `${this.clusterRoleName}-confinement`;
+      addConfinementPolicy(this, {
+        name: this.confinementPolicyName,
+        serviceAccount: { name: this.serviceAccountName, namespace: ns },
+        jobImage: r.jobImage,
+        labels,
       });
     }
 

@@ -190,6 +190,17 @@ export interface EchoperatorProps {
    */
   readonly terminationGracePeriodSeconds?: number;
   /**
+   * A ValidatingAdmissionPolicy (Kubernetes 1.30 or newer) that lets the operator's
+   * ServiceAccount create and update only Jobs and CronJobs of the shape it makes: the jobImage,
+   * printf of the message, no ServiceAccount token, no volumes, no host namespaces, owned by an
+   * Echo or ScheduledEcho (infra/confinement.ts). On by default: every flow passes with it, and
+   * without it the ServiceAccount's Job rights are rights to run any pod where it may create Jobs.
+   * Turn off only on clusters older than 1.30, or when a mutating webhook adds volumes, probes or
+   * sidecars to the operator's Jobs (the policy would refuse them).
+   * @default true
+   */
+  readonly confineServiceAccount?: boolean;
+  /**
    * Extra labels for every object except the CRDs (which stay identical to crds/).
    * @default - none
    */
@@ -215,6 +226,7 @@ export interface ResolvedEchoperatorProps {
   jobImage: string;
   ha: Required<EchoperatorHaProps>;
   terminationGracePeriodSeconds: number;
+  confineServiceAccount: boolean;
   labels: Record<string, string>;
 }
 
@@ -317,6 +329,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     jobImage: props.jobImage ?? DEFAULTS.jobImage,
     ha,
     terminationGracePeriodSeconds: props.terminationGracePeriodSeconds ?? DEFAULTS.terminationGracePeriodSeconds,
+    confineServiceAccount: props.confineServiceAccount ?? true,
     labels: { ...props.labels },
   };
 

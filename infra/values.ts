@@ -47,6 +47,7 @@ const SCHEMA: Schema = {
     leaseName: 'string',
   },
   terminationGracePeriodSeconds: 'integer',
+  confineServiceAccount: 'boolean',
 };
 
 function check(value: unknown, kind: Kind, path: string, source: string): void {

@@ -12,6 +12,7 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { buildCrd } from '../../src/api/index.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { echoPodTemplate } from '../../src/controllers/common/pod.js';
 import { SETTINGS, parseSettings } from '../../src/config/index.js';
 import { synthesize, synthesizeFiles, type Manifest } from '../../infra/chart.js';
 import { ECHOPERATOR_VERSION, EchoperatorPropsError, type EchoperatorProps } from '../../infra/echoperator.js';
@@ -185,6 +186,80 @@ describe('RBAC', () => {
     assert.equal(one(other, 'ClusterRole').metadata.name, 'echoperator-ops');
     assert.equal(one(other, 'ClusterRoleBinding').roleRef.name, 'echoperator-ops');
     assert.deepEqual(one(other, 'ClusterRoleBinding').subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'ops' }]);
+  });
+});
+
+describe('the confinement policy (confineServiceAccount)', () => {
+  const policy = (objs: Manifest[]) => one(objs, 'ValidatingAdmissionPolicy');
+  const expressions = (objs: Manifest[]) => (policy(objs).spec.validations as { expression: string }[]).map((v) => v.expression).join('\n');
+
+  it('is on by default: a v1 policy and a Deny binding, for Job and CronJob CREATE and UPDATE (not DELETE), failing closed', () => {
+    const objs = objects();
+    const p = policy(objs);
+    assert.equal(p.apiVersion, 'admissionregistration.k8s.io/v1');
+    assert.equal(p.metadata.name, 'echoperator-confinement');
+    assert.equal(p.spec.failurePolicy, 'Fail');
+    assert.deepEqual(p.spec.matchConstraints.resourceRules, [
+      { apiGroups: ['batch'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['jobs', 'cronjobs'] },
+    ]);
+    const binding = one(objs, 'ValidatingAdmissionPolicyBinding');
+    assert.deepEqual(binding.spec, { policyName: 'echoperator-confinement', validationActions: ['Deny'] });
+    assert.equal(binding.metadata.name, 'echoperator-confinement');
+    for (const v of p.spec.validations) {
+      assert.equal(v.reason, 'Forbidden');
+      assert.ok(v.message.length > 0);
+    }
+  });
+
+  it("binds only the install's ServiceAccount, by user name; named per install so two never collide", () => {
+    assert.deepEqual(policy(objects()).spec.matchConditions, [
+      { name: 'operator-service-account', expression: 'request.userInfo.username == "system:serviceaccount:echoperator:echoperator"' },
+    ]);
+    const other = objects({ namespace: 'ops', name: 'echo' });
+    assert.equal(policy(other).metadata.name, 'echo-ops-confinement');
+    assert.match(policy(other).spec.matchConditions[0].expression, /"system:serviceaccount:ops:echo"$/);
+  });
+
+  it("allows the jobImage and the operator's own command only, as the controllers build them", () => {
+    const pod = echoPodTemplate('any message', 'registry.example.com/tools/busybox:1.36', {}).spec!;
+    const [printf, format] = pod.containers[0]!.command!;
+    const exprs = expressions(objects({ jobImage: 'registry.example.com/tools/busybox:1.36' }));
+    assert.match(exprs, /c\.image == "registry\.example\.com\/tools\/busybox:1\.36"/);
+    assert.ok(exprs.includes(`c.command[0] == ${JSON.stringify(printf)} && c.command[1] == ${JSON.stringify(format)}`), exprs);
+    assert.equal(pod.automountServiceAccountToken, false);
+    assert.equal(pod.volumes, undefined);
+    for (const field of [
+      'volumes',
+      'hostNetwork',
+      'hostPID',
+      'hostIPC',
+      'automountServiceAccountToken',
+      'serviceAccountName',
+      'lifecycle',
+    ]) {
+      assert.ok(exprs.includes(field), `no rule on ${field}`);
+    }
+  });
+
+  it('requires the owner each controller declares: Jobs an Echo, CronJobs a ScheduledEcho', () => {
+    const variables = Object.fromEntries(
+      (policy(objects()).spec.variables as { name: string; expression: string }[]).map((v) => [v.name, v.expression]),
+    );
+    assert.equal(variables.ownerKind, '{"jobs": "Echo", "cronjobs": "ScheduledEcho"}[request.resource.resource]');
+    assert.equal(variables.ownerGroup, '{"jobs": "mmontes.io", "cronjobs": "mmontes.io"}[request.resource.resource]');
+    assert.equal(
+      variables.pod,
+      '(request.resource.resource == "jobs" ? object.spec.template : object.spec.jobTemplate.spec.template).spec',
+    );
+  });
+
+  it('is left out with confineServiceAccount: false, which values.yaml accepts', () => {
+    const objs = objects({ confineServiceAccount: false });
+    assert.equal(find(objs, 'ValidatingAdmissionPolicy').length, 0);
+    assert.equal(find(objs, 'ValidatingAdmissionPolicyBinding').length, 0);
+    assert.deepEqual(parseValues('confineServiceAccount: false\n'), { confineServiceAccount: false });
+    assert.throws(() => parseValues('confineServiceAccount: "no"\n'), /confineServiceAccount must be true or false/);
+    assert.equal(loadValues(undefined, {}).confineServiceAccount ?? true, true);
   });
 });
 
@@ -430,7 +505,7 @@ describe('the operator pod', () => {
 });
 
 describe('objects', () => {
-  it('are, in apply order: Namespace, CRDs, ServiceAccount, RBAC, ConfigMap, Deployment, Service', () => {
+  it('are, in apply order: Namespace, CRDs, ServiceAccount, RBAC, confinement policy, ConfigMap, Deployment, Service', () => {
     assert.deepEqual(
       objects().map((o) => `${o.kind}/${o.metadata.name}`),
       [
@@ -440,6 +515,8 @@ describe('objects', () => {
         'ServiceAccount/echoperator',
         'ClusterRole/echoperator',
         'ClusterRoleBinding/echoperator',
+        'ValidatingAdmissionPolicy/echoperator-confinement',
+        'ValidatingAdmissionPolicyBinding/echoperator-confinement',
         'ConfigMap/echoperator-config',
         'Deployment/echoperator',
         'Service/echoperator-metrics',
@@ -457,7 +534,14 @@ describe('objects', () => {
     assert.equal(ns.metadata.labels!['pod-security.kubernetes.io/enforce'], 'restricted');
     const objs = objects({ namespace: 'ops', createNamespace: false, ha: { enabled: true } });
     assert.equal(find(objs, 'Namespace').length, 0);
-    const cluster = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
+    const cluster = new Set([
+      'Namespace',
+      'CustomResourceDefinition',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]);
     for (const o of objs) assert.equal(o.metadata.namespace, cluster.has(o.kind) ? undefined : 'ops', `${o.kind}/${o.metadata.name}`);
   });
 
