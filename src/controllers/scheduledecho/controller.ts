@@ -1,17 +1,19 @@
 /**
- * The ScheduledEcho controller: For(ScheduledEcho).Owns(CronJob). Only CronJobs we labelled are
- * cached; the reconciler creates, repairs (server-side apply) and deletes them.
+ * The ScheduledEcho controller: For(ScheduledEcho).Owns(CronJob). ScheduledEchos are cached
+ * without their annotations (primaryForCache); only CronJobs we labelled are cached; the
+ * reconciler creates, repairs (server-side apply) and deletes them.
  */
 import type { V1CronJob } from '@kubernetes/client-node';
 import type { CustomResourceKind } from '../../api/crd.js';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
 import { CRONJOBS } from '../../kube/resources.js';
 import { controllerFor } from '../../runtime/controller/builder.js';
+import { primaryForCache } from '../common/cache.js';
 import { MANAGED_SELECTOR } from '../common/labels.js';
 import type { ReconcilerDeps } from '../common/ports.js';
 import { ScheduledEchoReconciler } from './reconciler.js';
 
-export const scheduledEchoController = controllerFor<ScheduledEcho, CustomResourceKind>(SCHEDULED_ECHOS)
+export const scheduledEchoController = controllerFor<ScheduledEcho, CustomResourceKind>(SCHEDULED_ECHOS, { transform: primaryForCache })
   .owns<V1CronJob>(CRONJOBS, { labelSelector: MANAGED_SELECTOR, writes: ['create', 'patch', 'update', 'delete'] })
   .complete(
     (caches, deps: ReconcilerDeps) =>
