@@ -126,8 +126,8 @@ ${table(
   ],
 )}
 
-VmRSS with annotations / without: **${r.toFixed(2)}**, ${verdict}. The initial LIST carried ${((n * kib) / 1024).toFixed(0)} MiB of annotations, which the
-Echos cache does not keep (src/controllers/common/cache.ts) and which no page held as one string (src/kube/listdecode.ts).
+VmRSS with annotations / without: **${r.toFixed(2)}**, ${verdict}. The initial LIST carried ${((n * kib) / 1024).toFixed(0)} MiB of annotations (the Echos cache drops them:
+src/controllers/common/cache.ts; LIST pages are decoded item by item: src/kube/listdecode.ts).
 Objects written by the bench before each operator started (${secs(plainMs)} and ${secs(fatMs)}, ${opts.createConcurrency} requests in flight; Jobs suspended: no Pods);
 read once the operator's queue had stayed empty for 5 s.${unsettled}`,
       },
