@@ -28,7 +28,6 @@
  *    healthy stream is never cut, while a dead one (a half-open TCP connection, a proxy that
  *    dropped the stream) is noticed long before its 5-10 minute server-side timeout would have
  *    ended it; a stream that is merely quiet costs one cheap re-watch.
- *
  *  - A malformed event (an object that is null, has no name, or is of another kind; a line that
  *    is not JSON; an unknown event type) is logged, counted (malformedEvent) and skipped, as
  *    client-go's reflector does; the watch goes on and the resourceVersion does not move. A listed
