@@ -475,7 +475,7 @@ describe('the operator pod', () => {
   });
 
   it('has explicit resources, IfNotPresent, the default image and command, and a grace period above the 30 s shutdown', () => {
-    assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } });
+    assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } });
     assert.equal(c.imagePullPolicy, 'IfNotPresent');
     assert.equal(c.image, `ghcr.io/mmontes11/echoperator-ts:${ECHOPERATOR_VERSION}`);
     assert.deepEqual(c.command, ['node', '/app/echoperator.js']);
@@ -497,7 +497,7 @@ describe('the operator pod', () => {
     const digest = `ghcr.io/mmontes11/echoperator-ts@sha256:${'a'.repeat(64)}`;
     const custom = container(objects({ image: digest, resources: { limits: { cpu: '1' } }, command: ['/echoperator'], args: [] }));
     assert.equal(custom.image, digest);
-    assert.deepEqual(custom.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '1', memory: '256Mi' } });
+    assert.deepEqual(custom.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } });
     assert.deepEqual(custom.command, ['/echoperator']);
     assert.equal(custom.args, undefined);
     assert.equal(container(objects({ image: `${digest.replace('@', ':v1@')}` })).image, digest.replace('@', ':v1@'));
@@ -586,8 +586,8 @@ describe('prop validation', () => {
     ],
     [
       'request above limit',
-      { resources: { requests: { memory: '512Mi' } } },
-      /resources\.requests\.memory \(512Mi\) must not exceed resources\.limits\.memory \(256Mi\)/,
+      { resources: { requests: { memory: '1Gi' } } },
+      /resources\.requests\.memory \(1Gi\) must not exceed resources\.limits\.memory \(512Mi\)/,
     ],
     ['bad quantity', { resources: { requests: { cpu: 'lots' } } }, /resources\.requests\.cpu must be a Kubernetes quantity/],
     ['empty command', { command: [] }, /command must not be empty/],

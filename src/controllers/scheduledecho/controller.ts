@@ -1,7 +1,8 @@
 /**
- * The ScheduledEcho controller: For(ScheduledEcho).Owns(CronJob). Only CronJobs we labelled are
- * cached; the reconciler creates, repairs and deletes them. Every write but DELETE is a PATCH
- * (server-side apply, whose first write needs `create` too, and a merge patch of managedFields;
+ * The ScheduledEcho controller: For(ScheduledEcho).Owns(CronJob). ScheduledEchos are cached
+ * without their annotations (primaryForCache); only CronJobs we labelled are cached; the
+ * reconciler creates, repairs and deletes them. Every write but DELETE is a PATCH (server-side
+ * apply, whose first write needs `create` too, and a merge patch of managedFields;
  * common/apply.ts): no `update`.
  */
 import type { V1CronJob } from '@kubernetes/client-node';
@@ -9,11 +10,12 @@ import type { CustomResourceKind } from '../../api/crd.js';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
 import { CRONJOBS } from '../../kube/resources.js';
 import { controllerFor } from '../../runtime/controller/builder.js';
+import { primaryForCache } from '../common/cache.js';
 import { MANAGED_SELECTOR } from '../common/labels.js';
 import type { ReconcilerDeps } from '../common/ports.js';
 import { ScheduledEchoReconciler } from './reconciler.js';
 
-export const scheduledEchoController = controllerFor<ScheduledEcho, CustomResourceKind>(SCHEDULED_ECHOS)
+export const scheduledEchoController = controllerFor<ScheduledEcho, CustomResourceKind>(SCHEDULED_ECHOS, { transform: primaryForCache })
   .owns<V1CronJob>(CRONJOBS, { labelSelector: MANAGED_SELECTOR, writes: ['create', 'patch', 'delete'] })
   .complete(
     (caches, deps: ReconcilerDeps) =>
