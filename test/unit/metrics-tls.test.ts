@@ -164,6 +164,14 @@ describe('the self-signed certificate', () => {
     assert.ok(new Date(x.validFrom) <= now && new Date(x.validTo) > new Date(now.getTime() + 300 * 86_400_000));
     assert.ok(x.checkHost('op-1') && x.checkIP('127.0.0.1'));
     assert.notEqual(selfSignedCertificate().cert, cert, 'a new key and serial each time');
+    const v6 = new X509Certificate(selfSignedCertificate({ hosts: ['fd00::10:2', '::ffff:10.0.0.1'] }).cert);
+    assert.equal(v6.subjectAltName, 'IP Address:FD00:0:0:0:0:0:10:2, IP Address:0:0:0:0:0:FFFF:A00:1');
+  });
+});
+
+describe('the self-signed certificate, many times', () => {
+  it("always parses: its random serial is encoded in DER's shortest form (a leading zero byte is refused)", () => {
+    for (let i = 0; i < 1_000; i++) new X509Certificate(selfSignedCertificate().cert);
   });
 });
 
