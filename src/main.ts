@@ -17,6 +17,7 @@ import { HealthServer } from './observability/health.js';
 import { createLogger } from './observability/logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { MetricsEndpoint } from './observability/metricsendpoint.js';
+import { CertificateError } from './observability/servingcert.js';
 import { LeadershipLostError } from './runtime/leaderelection/index.js';
 import { VERSION } from './version.js';
 
@@ -120,6 +121,10 @@ async function main(): Promise<number> {
     return 0;
   } catch (err) {
     if (stop.signal.aborted && err === stop.signal.reason) return 0;
+    if (err instanceof CertificateError) {
+      log.error('invalid setting', { error: err.message });
+      return 2;
+    }
     if (err instanceof LeadershipLostError) {
       log.error('leadership lost: exiting so that a fresh process can stand for election', { error: err.message });
     } else {

@@ -8,8 +8,9 @@
  *   METRICS_INSECURE_PLAIN_HTTP    plain HTTP, anyone who reaches the port (a warning at start).
  *                                  Both go together: bearer tokens over plain HTTP would leak.
  *
- * Guarantees: a cert dir that cannot be loaded at start fails start() (CertificateError naming the
- * file); later rotations are watched (servingcert.ts); close() stops the watcher and the server.
+ * Guarantees: a cert dir that cannot be loaded at start fails start() with a CertificateError
+ * naming METRICS_CERT_DIR and the file (main exits 2, as for any invalid setting); later
+ * rotations are watched (servingcert.ts); close() stops the watcher and the server.
  */
 import type { Registry } from 'prom-client';
 import { realClock, type Clock } from '../runtime/clock.js';
@@ -17,7 +18,7 @@ import { nopLogger, type Logger } from '../runtime/log.js';
 import { MetricsAuth, type ReviewApi } from './metricsauth.js';
 import { MetricsServer } from './metricsserver.js';
 import { selfSignedCertificate } from './selfsigned.js';
-import { CertificateWatcher, describeCertificate, loadCertificateDir } from './servingcert.js';
+import { CertificateError, CertificateWatcher, describeCertificate, loadCertificateDir } from './servingcert.js';
 
 export interface MetricsEndpointOptions {
   registry: Registry;
@@ -61,7 +62,7 @@ export class MetricsEndpoint {
       );
       return;
     }
-    const pair = o.certDir ? loadCertificateDir(o.certDir) : selfSignedCertificate({ hosts: o.hosts });
+    const pair = o.certDir ? loadNamed(o.certDir) : selfSignedCertificate({ hosts: o.hosts });
     const auth = new MetricsAuth({ api: o.api, path: o.path, now: () => clock.now(), logger: this.log });
     this.server = new MetricsServer({ ...base, tls: pair, auth });
     await this.server.start();
@@ -91,5 +92,16 @@ export class MetricsEndpoint {
   async close(): Promise<void> {
     this.watcher?.stop();
     await this.server?.close();
+  }
+}
+
+function loadNamed(dir: string): ReturnType<typeof loadCertificateDir> {
+  try {
+    return loadCertificateDir(dir);
+  } catch (err) {
+    if (!(err instanceof CertificateError)) throw err;
+    throw new CertificateError(
+      `invalid METRICS_CERT_DIR (--metrics-cert-dir) ${JSON.stringify(dir)}: ${err.message}; expected a folder holding tls.crt and the matching tls.key (PEM), or empty for a self-signed certificate`,
+    );
   }
 }

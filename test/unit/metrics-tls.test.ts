@@ -255,7 +255,10 @@ describe('the certificate directory (cert-manager / Secret volume layout)', () =
       insecurePlainHttp: false,
       api: { request: () => Promise.reject(new Error('unused')) },
     });
-    await assert.rejects(endpoint.start(), /tls\.crt is not a PEM certificate/);
+    await assert.rejects(
+      endpoint.start(),
+      /^CertificateError: invalid METRICS_CERT_DIR \(--metrics-cert-dir\) ".*": .*tls\.crt is not a PEM certificate/,
+    );
     await endpoint.close();
   });
 });
