@@ -24,13 +24,51 @@ export const CONFIG_CHECKSUM_ANNOTATION = 'echoperator.mmontes.io/config-checksu
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
+/**
+ * An opt-in NetworkPolicy for the operator's pods (kubebuilder's `allow-metrics-traffic`). Once a
+ * policy selects a pod, every ingress it does not allow is dropped, so it allows exactly two: the
+ * metrics port from namespaces carrying `namespaceLabels` (where Prometheus runs), and the health
+ * port from anywhere (the kubelet's probes come from the node, which most CNIs let through anyway,
+ * but not every one; /healthz and /readyz tell nothing secret). The operator serves nothing else.
+ * Egress is not restricted. Only a CNI that enforces NetworkPolicies (Calico, Cilium...) applies it.
+ */
+export interface EchoperatorMetricsNetworkPolicyProps {
+  /** @default false */
+  readonly enabled?: boolean;
+  /**
+   * Labels a namespace must carry for its pods to reach the metrics port.
+   * @default { metrics: 'enabled' }
+   */
+  readonly namespaceLabels?: Record<string, string>;
+}
+
 /** Prometheus metrics endpoint settings. */
 export interface EchoperatorMetricsProps {
   /**
-   * Serve metrics, and create a Service (port named `metrics`) in front of them.
+   * Serve metrics, and create a Service (port named `https`, or `http` with insecurePlainHttp) in
+   * front of them. Served over HTTPS to callers whose bearer token may `get` the metrics path (a
+   * TokenReview and a SubjectAccessReview, cached): bind scrapers to the `<name>-metrics-reader`
+   * ClusterRole.
    * @default true
    */
   readonly enabled?: boolean;
+  /**
+   * Plain HTTP and no authentication (METRICS_INSECURE_PLAIN_HTTP): anyone who reaches the port
+   * reads the metrics. For a trusted network only.
+   * @default false
+   */
+  readonly insecurePlainHttp?: boolean;
+  /**
+   * Name of a `kubernetes.io/tls` Secret in the operator's namespace (e.g. made by cert-manager)
+   * whose `tls.crt` and `tls.key` the metrics endpoint serves; mounted read-only, reloaded when
+   * it rotates (METRICS_CERT_DIR).
+   * @default - none: a self-signed certificate made at start
+   */
+  readonly certSecret?: string;
+  /**
+   * @default { enabled: false, namespaceLabels: { metrics: 'enabled' } }
+   */
+  readonly networkPolicy?: EchoperatorMetricsNetworkPolicyProps;
   /**
    * Port the metrics endpoint listens on.
    * @default 2112
@@ -169,7 +207,7 @@ export interface EchoperatorProps {
    */
   readonly logLevel?: LogLevel;
   /**
-   * @default { enabled: true, port: 2112, path: '/metrics' }
+   * @default { enabled: true, port: 2112, path: '/metrics', insecurePlainHttp: false, networkPolicy: { enabled: false } }
    */
   readonly metrics?: EchoperatorMetricsProps;
   /**
@@ -226,7 +264,10 @@ export interface ResolvedEchoperatorProps {
   workers: number;
   watchNamespaces: string[] | undefined;
   logLevel: LogLevel;
-  metrics: Required<EchoperatorMetricsProps>;
+  metrics: Required<Omit<EchoperatorMetricsProps, 'certSecret' | 'networkPolicy'>> & {
+    certSecret: string | undefined;
+    networkPolicy: Required<EchoperatorMetricsNetworkPolicyProps>;
+  };
   healthPort: number;
   resources: { requests: ResourceQuantities; limits: ResourceQuantities };
   jobImage: string;
@@ -245,7 +286,8 @@ export const DEFAULTS = {
   args: [],
   workers: 4,
   logLevel: 'info',
-  metrics: { enabled: true, port: 2112, path: '/metrics' },
+  metrics: { enabled: true, port: 2112, path: '/metrics', insecurePlainHttp: false },
+  metricsNetworkPolicy: { enabled: false, namespaceLabels: { metrics: 'enabled' } },
   healthPort: 8081,
   // Why these: see EchoperatorResources.
   resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
@@ -266,6 +308,11 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 /** [registry[:port]/]path[:tag][@sha256:digest], lower-case path, tag as Docker allows. */
 const IMAGE_REF =
   /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+/** A label key ([prefix/]name) and value, as the API server checks them. */
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+/** Where a metrics.certSecret is mounted (METRICS_CERT_DIR). */
+export const METRICS_CERT_MOUNT = '/etc/echoperator/metrics-cert';
 /** What the operator's METRICS_PATH parser accepts. */
 const URL_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
@@ -313,7 +360,15 @@ function quantityValue(what: string, q: string): number {
 
 /** Fills in defaults and checks every prop; throws EchoperatorPropsError naming the bad one. */
 export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedEchoperatorProps {
-  const metrics = { ...DEFAULTS.metrics, ...defined(props.metrics) };
+  const metrics = {
+    ...DEFAULTS.metrics,
+    ...defined(props.metrics),
+    certSecret: props.metrics?.certSecret,
+    networkPolicy: {
+      enabled: props.metrics?.networkPolicy?.enabled ?? DEFAULTS.metricsNetworkPolicy.enabled,
+      namespaceLabels: { ...(props.metrics?.networkPolicy?.namespaceLabels ?? DEFAULTS.metricsNetworkPolicy.namespaceLabels) },
+    },
+  };
   const ha = { ...DEFAULTS.ha, ...defined(props.ha) };
   const r: ResolvedEchoperatorProps = {
     namespace: props.namespace ?? DEFAULTS.namespace,
@@ -368,6 +423,22 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
   checkPort('healthPort', r.healthPort);
   if (r.metrics.enabled && r.metrics.port === r.healthPort) {
     fail(`metrics.port and healthPort must differ, both are ${r.healthPort}`);
+  }
+  if (r.metrics.certSecret !== undefined) {
+    if (r.metrics.insecurePlainHttp)
+      fail('metrics.certSecret and metrics.insecurePlainHttp exclude each other: plain HTTP uses no certificate');
+    if (r.metrics.certSecret.length > 253 || !DNS_SUBDOMAIN.test(r.metrics.certSecret)) {
+      fail(`metrics.certSecret must be a Secret name (a DNS subdomain), got ${JSON.stringify(r.metrics.certSecret)}`);
+    }
+  }
+  const npLabels = Object.entries(r.metrics.networkPolicy.namespaceLabels);
+  if (r.metrics.networkPolicy.enabled && npLabels.length === 0) {
+    fail('metrics.networkPolicy.namespaceLabels must hold at least one label: an empty selector would admit every namespace');
+  }
+  for (const [k, v] of npLabels) {
+    if (!LABEL_KEY.test(k) || !LABEL_VALUE.test(v)) {
+      fail(`metrics.networkPolicy.namespaceLabels must be valid label keys and values, got ${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+    }
   }
   if (!URL_PATH.test(r.metrics.path)) {
     fail(`metrics.path must be an absolute URL path such as '/metrics' (no spaces, '?' or '#'), got ${JSON.stringify(r.metrics.path)}`);
@@ -438,10 +509,12 @@ export function operatorSettings(r: ResolvedEchoperatorProps): Record<string, st
     METRICS_ENABLED: String(r.metrics.enabled),
     METRICS_PATH: r.metrics.path,
     METRICS_PORT: String(r.metrics.port),
+    METRICS_INSECURE_PLAIN_HTTP: String(r.metrics.insecurePlainHttp),
     HEALTH_PORT: String(r.healthPort),
     JOB_IMAGE: r.jobImage,
     HA_ENABLED: String(r.ha.enabled),
   };
+  if (r.metrics.certSecret !== undefined) settings.METRICS_CERT_DIR = METRICS_CERT_MOUNT;
   if (r.ha.enabled) {
     settings.HA_LEASE_LOCK_NAME = r.ha.leaseName;
     settings.HA_LEASE_DURATION_SECONDS = String(r.ha.leaseDurationSeconds);

@@ -33,6 +33,11 @@ const OPERATOR_CAN_I = [
   'scheduledechos.mmontes.io/status||patch',
   'scheduledechos.mmontes.io||get list watch',
 ];
+/**
+ * Cluster-wide, for the metrics endpoint's reviews of its callers (TokenReview and
+ * SubjectAccessReview are cluster-scoped): the only ClusterRole a namespaced install has.
+ */
+const METRICS_AUTH_CAN_I = ['subjectaccessreviews.authorization.k8s.io||create', 'tokenreviews.authentication.k8s.io||create'];
 /** With HA, in the operator's namespace: create any Lease, everything else on the named one only. */
 const LEASE_CAN_I = ['leases.coordination.k8s.io|echoperator|get list update watch', 'leases.coordination.k8s.io||create'];
 
@@ -102,9 +107,9 @@ test('the default install (all namespaces, HA off) converges and grants exactly 
   assertNoDiff(install);
   const elsewhere = testNamespace(t, 'anyns');
   const baseline = baselineUser(install);
-  await expectGranted(install, baseline, elsewhere, OPERATOR_CAN_I);
+  await expectGranted(install, baseline, elsewhere, [...OPERATOR_CAN_I, ...METRICS_AUTH_CAN_I]);
   // No Lease access without HA, not even at home.
-  await expectGranted(install, baseline, install.namespace, OPERATOR_CAN_I);
+  await expectGranted(install, baseline, install.namespace, [...OPERATOR_CAN_I, ...METRICS_AUTH_CAN_I]);
   assertNoSecrets(install, [elsewhere, install.namespace]);
 
   // The helper's kubeconfig really is the ServiceAccount (token only).
@@ -122,11 +127,19 @@ test('HA with watchNamespaces: Roles only in the watched namespaces, Lease right
   const unwatched = testNamespace(t, 'unwatched');
   const install = installEchoperator(t, { watchNamespaces: watched, ha: { enabled: true } }, { workload: false });
   assertNoDiff(install);
-  assert.equal(install.objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').length, 0);
+  assert.deepEqual(
+    install.objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`),
+    [
+      `ClusterRole/echoperator-${install.namespace}-metrics-auth`,
+      `ClusterRoleBinding/echoperator-${install.namespace}-metrics-auth`,
+      `ClusterRole/echoperator-${install.namespace}-metrics-reader`,
+    ],
+    'only the metrics reviews (cluster-scoped kinds) and the role for scrapers are cluster-wide',
+  );
   const baseline = baselineUser(install);
-  for (const ns of watched) await expectGranted(install, baseline, ns, OPERATOR_CAN_I);
-  await expectGranted(install, baseline, unwatched, []);
-  await expectGranted(install, baseline, install.namespace, LEASE_CAN_I);
+  for (const ns of watched) await expectGranted(install, baseline, ns, [...OPERATOR_CAN_I, ...METRICS_AUTH_CAN_I]);
+  await expectGranted(install, baseline, unwatched, METRICS_AUTH_CAN_I);
+  await expectGranted(install, baseline, install.namespace, [...LEASE_CAN_I, ...METRICS_AUTH_CAN_I]);
   assertNoSecrets(install, [...watched, unwatched, install.namespace]);
 
   // Through the ServiceAccount's own token: the named lease can be created and renewed, no other.
