@@ -10,8 +10,10 @@
  * Objects, in the order they are emitted (and applied by a plain `kubectl apply -f`):
  *   Namespace (optional) -> CRDs (optional) -> ServiceAccount -> ClusterRole + ClusterRoleBinding
  *   (all namespaces) or one Role + RoleBinding per watched namespace -> leader-election Role +
- *   RoleBinding (HA) -> ConfigMap -> Deployment -> metrics Service (metrics on) ->
- *   PodDisruptionBudget (HA).
+ *   RoleBinding (HA) -> metrics review ClusterRole + ClusterRoleBinding and metrics-reader
+ *   ClusterRole (metrics over HTTPS) -> the confinement ValidatingAdmissionPolicy + binding (on by
+ *   default) -> ConfigMap -> Deployment -> metrics Service (metrics on) -> metrics NetworkPolicy
+ *   (opt-in) -> PodDisruptionBudget (HA).
  */
 import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
@@ -21,6 +23,7 @@ import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
 import {
   CONFIG_CHECKSUM_ANNOTATION,
   ECHOPERATOR_VERSION,
+  METRICS_CERT_MOUNT,
   operatorSettings,
   resolveEchoperatorProps,
   settingsChecksum,
@@ -28,7 +31,8 @@ import {
   type ResolvedEchoperatorProps,
   type ResourceQuantities,
 } from './props.js';
-import { leaderElectionRules, operatorRules } from './rbac.js';
+import { addConfinementPolicy } from './confinement.js';
+import { leaderElectionRules, metricsAuthRules, metricsReaderRules, operatorRules } from './rbac.js';
 
 export * from './props.js';
 export * from './rbac.js';
@@ -47,6 +51,14 @@ export class Echoperator extends Construct {
   public readonly serviceAccountName: string;
   /** The name of the ClusterRole and ClusterRoleBinding (used only when watching all namespaces). */
   public readonly clusterRoleName: string;
+  /** The ValidatingAdmissionPolicy and binding confining the ServiceAccount, when confineServiceAccount is on. */
+  public readonly confinementPolicyName?: string;
+  /**
+   * The ClusterRole granting `get` on the metrics path, to bind Prometheus' ServiceAccount to
+   * (`<name>-metrics-reader`, or `<name>-<namespace>-metrics-reader` as for the ClusterRole);
+   * undefined when metrics are off or served without authentication.
+   */
+  public readonly metricsReaderRoleName: string | undefined;
   /** The settings ConfigMap's name, in {@link namespace}. */
   public readonly configMapName: string;
   /** The operator's environment as stored in the settings ConfigMap. */
@@ -131,6 +143,34 @@ export class Echoperator extends Construct {
         metadata: meta(leName, ns),
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: leName },
         subjects: [subject],
+      });
+    }
+
+    const metricsAuth = r.metrics.enabled && !r.metrics.insecurePlainHttp;
+    this.metricsReaderRoleName = metricsAuth ? `${this.clusterRoleName}-metrics-reader` : undefined;
+    if (metricsAuth) {
+      const authName = `${this.clusterRoleName}-metrics-auth`;
+      new k8s.KubeClusterRole(this, 'MetricsAuthRole', { metadata: meta(authName), rules: metricsAuthRules() });
+      new k8s.KubeClusterRoleBinding(this, 'MetricsAuthRoleBinding', {
+        metadata: meta(authName),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: authName },
+        subjects: [subject],
+      });
+      new k8s.KubeClusterRole(this, 'MetricsReaderRole', {
+        metadata: meta(this.metricsReaderRoleName!),
+        rules: metricsReaderRules(r.metrics.path),
+      });
+    }
+
+    if (r.confineServiceAccount) {
+      // Before the Deployment, so the operator never runs unconfined; named like the ClusterRole
+      // (cluster-scoped too), so installs in two namespaces never collide.
+      this.confinementPolicyName = `${this.clusterRoleName}-confinement`;
+      addConfinementPolicy(this, {
+        name: this.confinementPolicyName,
+        serviceAccount: { name: this.serviceAccountName, namespace: ns },
+        jobImage: r.jobImage,
+        labels,
       });
     }
 
@@ -225,10 +265,17 @@ export class Echoperator extends Construct {
                   seccompProfile: { type: 'RuntimeDefault' },
                 },
                 // The root filesystem is read-only; give Node a small scratch /tmp.
-                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+                volumeMounts: [
+                  { name: 'tmp', mountPath: '/tmp' },
+                  ...(r.metrics.certSecret ? [{ name: 'metrics-cert', mountPath: METRICS_CERT_MOUNT, readOnly: true }] : []),
+                ],
               },
             ],
-            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('16Mi') } }],
+            volumes: [
+              { name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('16Mi') } },
+              // Not a subPath mount: those never see the Secret's rotations.
+              ...(r.metrics.certSecret ? [{ name: 'metrics-cert', secret: { secretName: r.metrics.certSecret } }] : []),
+            ],
           },
         },
       },
@@ -240,7 +287,33 @@ export class Echoperator extends Construct {
         spec: {
           type: 'ClusterIP',
           selector,
-          ports: [{ name: 'metrics', port: r.metrics.port, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+          ports: [
+            {
+              name: r.metrics.insecurePlainHttp ? 'http' : 'https',
+              port: r.metrics.port,
+              targetPort: k8s.IntOrString.fromString('metrics'),
+              protocol: 'TCP',
+            },
+          ],
+        },
+      });
+    }
+
+    if (r.metrics.enabled && r.metrics.networkPolicy.enabled) {
+      // See EchoperatorMetricsNetworkPolicyProps: selecting the pod isolates it for ingress, so
+      // the health port is allowed explicitly and the metrics port only from labelled namespaces.
+      new k8s.KubeNetworkPolicy(this, 'MetricsNetworkPolicy', {
+        metadata: meta(`${r.name}-allow-metrics-traffic`, ns),
+        spec: {
+          podSelector: { matchLabels: selector },
+          policyTypes: ['Ingress'],
+          ingress: [
+            {
+              from: [{ namespaceSelector: { matchLabels: { ...r.metrics.networkPolicy.namespaceLabels } } }],
+              ports: [{ port: k8s.IntOrString.fromNumber(r.metrics.port), protocol: 'TCP' }],
+            },
+            { ports: [{ port: k8s.IntOrString.fromNumber(r.healthPort), protocol: 'TCP' }] },
+          ],
         },
       });
     }

@@ -2,6 +2,7 @@
  * The operator's RBAC rules, derived from its controllers' declarations (src/controllers): what
  * each controller reads and writes, plus Events, plus the Lease when HA is on.
  */
+import type { k8s } from 'cdk8s-plus-28';
 import { CONTROLLERS } from '../src/controllers/index.js';
 import { EVENTS, LEASES } from '../src/kube/resources.js';
 import { rulesFor, type PolicyRule } from '../src/runtime/controller/builder.js';
@@ -29,4 +30,20 @@ export function leaderElectionRules(leaseName: string): PolicyRule[] {
     { apiGroups: [LEASES.group], resources: [LEASES.resource], verbs: ['create'] },
     { apiGroups: [LEASES.group], resources: [LEASES.resource], resourceNames: [leaseName], verbs: ['get', 'update', 'list', 'watch'] },
   ];
+}
+
+/**
+ * What the metrics endpoint needs to check its callers (kubebuilder's `metrics-auth-role`):
+ * create TokenReviews and SubjectAccessReviews. Cluster-scoped kinds, hence a ClusterRole.
+ */
+export function metricsAuthRules(): k8s.PolicyRule[] {
+  return [
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+  ];
+}
+
+/** The right to read the metrics (kubebuilder's `metrics-reader`): bind scrapers to it. */
+export function metricsReaderRules(path: string): k8s.PolicyRule[] {
+  return [{ nonResourceUrLs: [path], verbs: ['get'] }]; // cdk8s's spelling; written as nonResourceURLs
 }

@@ -16,7 +16,7 @@ export class ValuesError extends Error {
   override readonly name = 'ValuesError';
 }
 
-type Kind = 'string' | 'boolean' | 'integer' | 'string[]' | Schema;
+type Kind = 'string' | 'boolean' | 'integer' | 'string[]' | 'string map' | Schema;
 interface Schema {
   [key: string]: Kind;
 }
@@ -34,7 +34,14 @@ const SCHEMA: Schema = {
   workers: 'integer',
   watchNamespaces: 'string[]',
   logLevel: 'string',
-  metrics: { enabled: 'boolean', port: 'integer', path: 'string' },
+  metrics: {
+    enabled: 'boolean',
+    port: 'integer',
+    path: 'string',
+    insecurePlainHttp: 'boolean',
+    certSecret: 'string',
+    networkPolicy: { enabled: 'boolean', namespaceLabels: 'string map' },
+  },
   healthPort: 'integer',
   resources: { requests: quantities, limits: quantities },
   jobImage: 'string',
@@ -47,6 +54,7 @@ const SCHEMA: Schema = {
     leaseName: 'string',
   },
   terminationGracePeriodSeconds: 'integer',
+  confineServiceAccount: 'boolean',
 };
 
 function check(value: unknown, kind: Kind, path: string, source: string): void {
@@ -59,6 +67,10 @@ function check(value: unknown, kind: Kind, path: string, source: string): void {
     if (typeof value !== 'boolean') bad('true or false');
   } else if (kind === 'integer') {
     if (!Number.isInteger(value)) bad('an integer');
+  } else if (kind === 'string map') {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.values(value).every((v) => typeof v === 'string')) {
+      bad('a mapping of strings to strings');
+    }
   } else if (kind === 'string[]') {
     if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) bad('a list of strings');
   } else {

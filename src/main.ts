@@ -16,7 +16,8 @@ import { KubeEventRecorder, restEventSink } from './observability/events/index.j
 import { HealthServer } from './observability/health.js';
 import { createLogger } from './observability/logging.js';
 import { createMetrics } from './observability/metrics.js';
-import { MetricsServer } from './observability/metricsserver.js';
+import { MetricsEndpoint } from './observability/metricsendpoint.js';
+import { CertificateError } from './observability/servingcert.js';
 import { LeadershipLostError } from './runtime/leaderelection/index.js';
 import { VERSION } from './version.js';
 
@@ -64,7 +65,16 @@ async function main(): Promise<number> {
 
   const health = settings.healthPort ? new HealthServer({ port: settings.healthPort, logger: log }) : undefined;
   const metricsServer = settings.metricsEnabled
-    ? new MetricsServer({ registry: metrics.registry, port: settings.metricsPort, path: settings.metricsPath })
+    ? new MetricsEndpoint({
+        registry: metrics.registry,
+        port: settings.metricsPort,
+        path: settings.metricsPath,
+        certDir: settings.metricsCertDir,
+        insecurePlainHttp: settings.metricsInsecurePlainHttp,
+        api: rest,
+        hosts: [hostname(), 'localhost', '127.0.0.1', '::1'],
+        logger: log,
+      })
     : undefined;
   // Events yield to reconciles while the queues have work (see KubeEventRecorder); the manager
   // that knows is made next, with the recorder among its parts.
@@ -111,6 +121,10 @@ async function main(): Promise<number> {
     return 0;
   } catch (err) {
     if (stop.signal.aborted && err === stop.signal.reason) return 0;
+    if (err instanceof CertificateError) {
+      log.error('invalid setting', { error: err.message });
+      return 2;
+    }
     if (err instanceof LeadershipLostError) {
       log.error('leadership lost: exiting so that a fresh process can stand for election', { error: err.message });
     } else {

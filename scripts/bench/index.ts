@@ -17,6 +17,8 @@ Benchmarks (default: all but latency, in this order):
   throughput   N Echos at once: operator vs a bare client doing the same writes   (N: 1000,5000)
   restart      restart over N reconciled Echos: time to ready, API writes (goal 0)  (N: 1000)
   memory       RSS idle and with N Echos + N Jobs cached, bytes per object        (N: 10000)
+               with --annotations K instead: RSS over N plain Echos vs N Echos carrying K KiB of
+               annotations each, a fresh operator over each                     (N: 1000)
   failover     HA handover (SIGTERM) and takeover (SIGKILL), default and short lease settings
   startup      process start -> /readyz -> first Job, next to \`node -e 0\`
   peers        next to a controller-runtime controller (scripts/bench/peer): backlog, live, CPU, RSS,
@@ -35,6 +37,8 @@ Options:
   --concurrency C     requests in flight when the bench creates objects (default 50)
   --live-n N          peers: Echos created at a fixed rate while the operators run (default 1000)
   --live-rate R       peers: that rate, Echos per second (default 100)
+  --annotations K     memory: the annotations comparison (K KiB per Echo, at most 256 including keys)
+                      instead of the usual memory run
   --memory-n LIST     peers: reconciled Echos + Jobs under a fresh process: RSS, restart writes
                       (default 1000,10000)
   --samples S         latency: Echos per operator (default 20)
@@ -56,6 +60,7 @@ interface Options {
   liveN: number;
   liveRate: number;
   memorySizes: number[];
+  annotationsKiB: number | undefined;
   samples: number;
   privateCluster: boolean;
   fromSource: boolean;
@@ -74,6 +79,7 @@ function parse(argv: string[]): Options | undefined {
       'live-n': { type: 'string' },
       'live-rate': { type: 'string' },
       'memory-n': { type: 'string' },
+      annotations: { type: 'string' },
       samples: { type: 'string' },
       'private-cluster': { type: 'boolean', default: false },
       'from-source': { type: 'boolean', default: false },
@@ -102,12 +108,19 @@ function parse(argv: string[]): Options | undefined {
     concurrency: values.concurrency ? positiveInt('--concurrency', values.concurrency) : 50,
     liveN: values['live-n'] ? positiveInt('--live-n', values['live-n']) : 1000,
     liveRate: values['live-rate'] ? positiveInt('--live-rate', values['live-rate']) : 100,
+    annotationsKiB: values.annotations ? annotationsKiB(positiveInt('--annotations', values.annotations)) : undefined,
     memorySizes: values['memory-n']?.split(',').map((v) => positiveInt('--memory-n', v.trim())) ?? [1000, 10_000],
     samples: values.samples ? positiveInt('--samples', values.samples) : 20,
     privateCluster: values['private-cluster'] ?? false,
     fromSource: values['from-source'] ?? false,
     docs: values['no-docs'] ? undefined : (values.docs ?? 'docs/benchmarks.md'),
   };
+}
+
+/** The API server refuses more than 256 KiB of annotations (keys and values) on one object. */
+function annotationsKiB(k: number): number {
+  if (k > 255) throw new Error(`--annotations must be at most 255 (KiB per Echo; the API server allows 256 KiB in all), got ${k}`);
+  return k;
 }
 
 async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[]> {
@@ -126,6 +139,15 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
       return restart(env, { n: o.sizes?.[0] ?? 1000, workers: o.workers?.[0] ?? 4, createConcurrency: o.concurrency });
     }
     case 'memory': {
+      if (o.annotationsKiB) {
+        const { annotatedMemory } = await import('./memoryannotated.js');
+        return annotatedMemory(env, {
+          n: o.sizes?.[0] ?? 1000,
+          kib: o.annotationsKiB,
+          workers: o.workers?.[0] ?? 4,
+          createConcurrency: o.concurrency,
+        });
+      }
       const { memory } = await import('./memory.js');
       return memory(env, { n: o.sizes?.[0] ?? 10_000, workers: o.workers?.[0] ?? 4, createConcurrency: o.concurrency });
     }

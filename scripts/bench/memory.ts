@@ -43,7 +43,7 @@ export interface MemoryOptions {
 const TARGET_MB = 150;
 const SMALL_YOUNG_GEN = '--max-semi-space-size=4';
 
-interface Reading {
+export interface Reading {
   vmRss: number | undefined;
   promRss: number;
   heapUsed: number;
@@ -53,7 +53,7 @@ interface Reading {
   external: number;
 }
 
-async function read(op: OperatorHandle): Promise<Reading> {
+export async function read(op: OperatorHandle): Promise<Reading> {
   const vmRss = vmRssBytes(op.pid);
   const m = await operatorMetrics(op);
   return {
@@ -87,7 +87,7 @@ export async function settle(op: OperatorHandle, n: number, maxMs: number): Prom
   return false;
 }
 
-function fmt(r: Reading): string[] {
+export function fmt(r: Reading): string[] {
   return [mib(r.vmRss), mib(r.promRss), mib(r.heapUsed), `${mib(r.heapTotal)} (${mib(r.newSpace)})`];
 }
 

@@ -35,6 +35,9 @@ export async function startOperator(env: BenchEnv, vars: Record<string, string>)
       LOG_LEVEL: 'info',
       HEALTH_PORT: String(healthPort),
       METRICS_PORT: String(metricsPort),
+      // Scraped over plain HTTP from this machine (no TLS, no token); a test of the secure
+      // endpoint sets it to false.
+      METRICS_INSECURE_PLAIN_HTTP: 'true',
       ...vars,
     },
   });

@@ -37,6 +37,7 @@ export async function createEchos(
   concurrency: number,
   onCreated?: (echo: Echo) => void,
   perSecond?: number,
+  body: (name: string) => Echo = echoBody,
 ): Promise<number> {
   const started = now();
   const indexes = Array.from({ length: n }, (_, i) => i);
@@ -45,7 +46,7 @@ export async function createEchos(
     const name = echoName(i);
     const echo = await withRetry(async () => {
       try {
-        return await env.rest.request<Echo>('POST', resourcePath(ECHOS, ns), { body: echoBody(name) });
+        return await env.rest.request<Echo>('POST', resourcePath(ECHOS, ns), { body: body(name) });
       } catch (err) {
         // A retried POST whose first attempt went through.
         if (isAlreadyExists(err)) return env.rest.request<Echo>('GET', resourcePath(ECHOS, ns, name));
@@ -97,12 +98,12 @@ export async function createReconciledEchos(
   ns: string,
   n: number,
   concurrency: number,
-  opts: { suspend?: boolean } = {},
+  opts: { suspend?: boolean; body?: (name: string) => Echo } = {},
 ): Promise<void> {
   const queue = new AsyncQueue<Echo>();
   const writing = pool(queue, concurrency, (e) => bareReconcile(env, e, opts));
   writing.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
-  await createEchos(env, ns, n, concurrency, (e) => queue.push(e)).finally(() => queue.close());
+  await createEchos(env, ns, n, concurrency, (e) => queue.push(e), undefined, opts.body).finally(() => queue.close());
   await writing;
 }
 

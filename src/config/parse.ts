@@ -183,6 +183,12 @@ function crossCheck(s: Settings): void {
         `(${SETTINGS.healthPort.flag}): both are ${s.metricsPort}; the metrics and probe servers need different ports`,
     );
   }
+  if (s.metricsInsecurePlainHttp && s.metricsCertDir !== '') {
+    throw new SettingsError(
+      `invalid ${SETTINGS.metricsCertDir.env} (${SETTINGS.metricsCertDir.flag}) with ${SETTINGS.metricsInsecurePlainHttp.env}=true ` +
+        `(${SETTINGS.metricsInsecurePlainHttp.flag}): plain HTTP uses no certificate; set one or the other`,
+    );
+  }
 }
 
 function round(n: number): number {

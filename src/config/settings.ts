@@ -48,6 +48,10 @@ export interface Settings {
   metricsPath: string;
   /** 0 = any free port (tests). */
   metricsPort: number;
+  /** Folder with tls.crt and tls.key for the metrics endpoint; '' = a self-signed certificate. */
+  metricsCertDir: string;
+  /** Plain HTTP and no authentication on the metrics endpoint (tests, a trusted sidecar). */
+  metricsInsecurePlainHttp: boolean;
   /** 0 = no probe server. */
   healthPort: number;
   logLevel: LogLevel;
@@ -214,6 +218,26 @@ export const SETTINGS: SettingsTable = {
     parser: enabledPort('0 = any free port'),
     default: 2112,
     defaultText: '2112',
+  },
+  metricsCertDir: {
+    env: 'METRICS_CERT_DIR',
+    flag: '--metrics-cert-dir',
+    valueName: 'dir',
+    description:
+      "folder holding the metrics endpoint's tls.crt and tls.key (a mounted kubernetes.io/tls Secret, as cert-manager writes it), reloaded when they change; empty = a self-signed certificate made at start",
+    parser: text('a folder path, or empty for a self-signed certificate'),
+    default: '',
+    defaultText: "''",
+  },
+  metricsInsecurePlainHttp: {
+    env: 'METRICS_INSECURE_PLAIN_HTTP',
+    flag: '--metrics-insecure-plain-http',
+    valueName: 'bool',
+    description:
+      'serve metrics over plain HTTP to anyone who reaches the port, without TLS and without authentication (by default: HTTPS, and only callers whose bearer token may get the metrics path)',
+    parser: boolean,
+    default: false,
+    defaultText: 'false',
   },
   healthPort: {
     env: 'HEALTH_PORT',

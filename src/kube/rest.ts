@@ -21,6 +21,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { basicProxyAuth, ProxyAgent, tunnel } from './dial.js';
 import { ApiError, type StatusBody } from './errors.js';
+import { readList } from './listdecode.js';
 import { proxyFor } from './proxy.js';
 import { MAX_RETRIES, nopRestClientMetrics, retryAfterMs, type RestClientMetrics } from './retry.js';
 
@@ -123,6 +124,8 @@ function readText(res: IncomingMessage): Promise<string> {
   });
 }
 
+const ok = (status: number | undefined): boolean => status !== undefined && status >= 200 && status < 300;
+
 /**
  * PEM certificates and keys as strings: https.Agent keys its socket pool by the TLS options,
  * twice per request, and a Buffer in there is decoded to a string each time (~5 KB per request
@@ -176,7 +179,22 @@ export class RestClient {
   }
 
   /** Sends one request and parses the JSON answer. */
-  async request<T = unknown>(method: string, path: string, opts: RequestOpts = {}): Promise<T> {
+  request<T = unknown>(method: string, path: string, opts: RequestOpts = {}): Promise<T> {
+    return this.exchange<T>(method, path, opts, readText);
+  }
+
+  /**
+   * GETs a list and decodes it as it arrives (listdecode.ts): `onItem` gets each element of
+   * `items`, parsed alone, in order, while the rest of the page is still being read; the answer
+   * resolves with everything else (metadata with resourceVersion and continue) and `items: []`.
+   * Same deadline, retries and errors as request(); if it rejects, items already handed out
+   * belong to a failed page (a non-2xx answer hands out none).
+   */
+  list<L = unknown>(path: string, opts: Omit<RequestOpts, 'body' | 'contentType'>, onItem: (item: unknown) => void): Promise<L> {
+    return this.exchange<L>('GET', path, opts, (res) => (ok(res.statusCode) ? readList(res, onItem) : readText(res)));
+  }
+
+  private async exchange<T>(method: string, path: string, opts: RequestOpts, read: (res: IncomingMessage) => Promise<string>): Promise<T> {
     // Not AbortSignal.any: on Node 20 it leaves an entry on the caller's long-lived signal per
     // request, a leak of one entry per API call. A controller of our own is released in finally.
     const deadline = new AbortController();
@@ -191,10 +209,7 @@ export class RestClient {
     else opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
     try {
       for (let retries = 0; ; retries++) {
-        const { status, text, retryAfter } = await this.counted(
-          method,
-          this.send(method, path, opts, deadline.signal, this.agent, readText),
-        );
+        const { status, text, retryAfter } = await this.counted(method, this.send(method, path, opts, deadline.signal, this.agent, read));
         if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
         const err = toApiError(method, path, status, text);
         const waitMs = retries < MAX_RETRIES ? retryAfterMs(status, retryAfter, err.retryAfterSeconds) : undefined;

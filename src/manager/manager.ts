@@ -28,7 +28,7 @@ import {
   type OwnedType,
 } from '../runtime/controller/index.js';
 import { nopEventRecorder } from '../runtime/events.js';
-import { InformerSet, informerLiveness, type InformerMetrics } from '../runtime/informer/index.js';
+import { InformerSet, informerLiveness, stripForCache, type InformerMetrics } from '../runtime/informer/index.js';
 import { KubeLeaseLock, LeaderElector, type LeaderElectionMetrics } from '../runtime/leaderelection/index.js';
 import { nopLogger, type Logger } from '../runtime/log.js';
 import { noopWorkQueueMetrics, type WorkQueueMetricsProvider } from '../runtime/workqueue/index.js';
@@ -102,8 +102,8 @@ export class Manager {
       queueMetrics: deps.queueMetrics ?? noopWorkQueueMetrics,
     };
     for (const declaration of declarations) {
-      const primary = this.cacheFor(declaration.primary);
-      const owned = declaration.owned.map((o) => ({ type: o.type, cache: this.cacheFor(o.type, o) }));
+      const primary = this.cacheFor(declaration.primary, { transform: declaration.primaryTransform });
+      const owned = declaration.owned.map((o) => ({ type: o.type, cache: this.cacheFor(o.type, o, true) }));
       const reconciler = declaration.reconciler(
         {
           primary: readYourWrites(primary),
@@ -159,28 +159,28 @@ export class Manager {
   }
 
   /**
-   * The shared cache of `type`: the primary kinds whole (with resync), owned kinds narrowed by
-   * their declared selector and transform. Two controllers that declare the same owned type must
-   * declare it alike, or they would each need a different cache of it.
+   * The shared cache of `type`: primary kinds with resync, owned kinds narrowed by their declared
+   * selector; each through its declared transform. Two controllers that declare the same type
+   * must declare it alike, or they would each need a different cache of it.
    */
-  private cacheFor(type: ResourceType, owned?: OwnedType): InformerSet<KubeObject> {
-    const key = `${resourcePath(type)}?${owned?.labelSelector ?? ''}`;
+  private cacheFor(type: ResourceType, declared: Pick<OwnedType, 'labelSelector' | 'transform'>, owned = false): InformerSet<KubeObject> {
+    const key = `${resourcePath(type)}?${declared.labelSelector ?? ''}`;
     const existing = this.caches.get(key);
     if (existing) {
-      if (existing.transform !== owned?.transform) throw new Error(`${type.kind} is declared with two different cache transforms`);
+      if (existing.transform !== declared.transform) throw new Error(`${type.kind} is declared with two different cache transforms`);
       return existing;
     }
     const set = new InformerSet<KubeObject>({
       rest: this.deps.rest,
       type,
       namespaces: this.config.watchNamespaces,
-      labelSelector: owned?.labelSelector,
+      labelSelector: declared.labelSelector,
       informer: {
         logger: this.log,
         clock: this.clock,
         // Owned objects change when their owner's controller acts; a resync of the primaries is enough.
         resyncPeriodMs: owned ? undefined : this.config.resyncPeriodMs || undefined,
-        transform: owned?.transform,
+        transform: declared.transform,
       },
       metrics: this.deps.informerMetrics,
     });
@@ -292,8 +292,18 @@ export class Manager {
   }
 }
 
-/** A reconciler's view of a primary resource's cache: reads never older than our own writes. */
+/**
+ * A reconciler's view of a primary resource's cache: reads never older than our own writes. A
+ * written object is remembered as the cache would hold it (the cache's transform applied to a
+ * shallow copy: the writer keeps its object whole), so what a write returned (all of an
+ * Echo's annotations) is not kept until the watch catches up.
+ */
 function readYourWrites<T extends KubeObject>(set: InformerSet<T>): ObjectCache<T> {
   const reads = new ReadYourWrites<T>(set, set);
-  return { get: (key) => reads.get(key), byIndex: (index, value) => set.byIndex(index, value), wrote: (obj) => reads.wrote(obj) };
+  const transform = set.transform ?? stripForCache;
+  return {
+    get: (key) => reads.get(key),
+    byIndex: (index, value) => set.byIndex(index, value),
+    wrote: (obj) => reads.wrote(transform({ ...obj })),
+  };
 }

@@ -6,11 +6,21 @@
  * `port`); a bind failure rejects with a ListenError naming the setting; close() stops accepting,
  * drops idle keep-alive connections (a scraper's connection would otherwise hold the server open
  * for up to its keep-alive timeout) and resolves when the server is fully closed. Idempotent.
+ * With a certificate it serves HTTPS only (a plain HTTP request fails the TLS handshake and is
+ * dropped), HTTP/1.1 only (node:https has no HTTP/2, so HTTP/2 Rapid Reset does not apply), and
+ * setCertificate() swaps the certificate for new connections without a restart.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+
+/** A PEM certificate (chain) and its key. */
+export interface TlsPair {
+  cert: string;
+  key: string;
+}
 
 export interface ListenOptions {
   port: number;
@@ -34,11 +44,26 @@ export class ListenError extends Error {
 }
 
 export class HttpListener {
-  private server: Server | undefined;
+  private server: Server | HttpsServer | undefined;
   private closing: Promise<void> | undefined;
   private boundPort = 0;
 
-  constructor(private readonly handler: Handler) {}
+  constructor(
+    private readonly handler: Handler,
+    /** Serve HTTPS with this certificate; none: plain HTTP. */
+    private readonly tls?: TlsPair,
+  ) {}
+
+  /** Whether this listener serves HTTPS. */
+  get secure(): boolean {
+    return this.tls !== undefined;
+  }
+
+  /** New TLS connections get this certificate; open ones keep theirs. Only for an HTTPS listener. */
+  setCertificate(pair: TlsPair): void {
+    if (!this.tls) throw new Error('setCertificate on a plain HTTP listener');
+    (this.server as HttpsServer | undefined)?.setSecureContext(pair);
+  }
 
   /** The bound port (the real one when 0 was asked); 0 before listen(). */
   get port(): number {
@@ -50,14 +75,17 @@ export class HttpListener {
     // No host: Node listens on :: dual-stack (IPv4 clients too) where IPv6 exists, else on
     // 0.0.0.0; so IPv6 single-stack pods pass their probes and IPv4-only nodes still work.
     const host = options.host;
-    const server = createServer((req, res) => {
+    const handle = (req: IncomingMessage, res: ServerResponse): void => {
       Promise.resolve()
         .then(() => this.handler(req, res))
         .catch((err: unknown) => {
           if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
           res.end(`internal error: ${(err as Error)?.message ?? String(err)}\n`);
         });
-    });
+    };
+    const server: Server | HttpsServer = this.tls
+      ? createHttpsServer({ ...this.tls, minVersion: 'TLSv1.2' }, handle)
+      : createServer(handle);
     // Probes and scrapes are tiny; a slow client must not hold a socket for Node's 5 min default.
     server.requestTimeout = 30_000;
     server.headersTimeout = 10_000;

@@ -14,6 +14,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RestClientMetrics } from '../kube/retry.js';
 import type { ControllerMetrics, ReconcileResult } from '../runtime/controller/metrics.js';
 import type { InformerMetrics } from '../runtime/informer/reflector.js';
+import { MALFORMED_REASONS } from '../runtime/informer/malformed.js';
 import type { LeaderElectionMetrics } from '../runtime/leaderelection/elector.js';
 import type { InFlightWork, WorkQueueMetrics, WorkQueueMetricsProvider } from '../runtime/workqueue/metrics.js';
 import { VERSION } from '../version.js';
@@ -274,17 +275,25 @@ function informerMetrics(registry: Registry): (name: string) => InformerMetrics 
     registers,
   });
   const reasons = ['gone', 'error', 'inactive', 'short'] as const;
+  const malformed = new Counter({
+    name: 'informer_malformed_events_total',
+    help: 'Watch events and listed items skipped as malformed, by reason: unparseable, no-object, no-name, wrong-kind, unknown-type',
+    labelNames: ['informer', 'reason'] as const,
+    registers,
+  });
   return (informer) => {
     const labels = { informer };
     // Created at zero, so increase() and absent() work from the first scrape.
     for (const c of [lists, listErrors, relists, watches]) c.inc(labels, 0);
     for (const reason of reasons) watchErrors.inc({ informer, reason }, 0);
+    for (const reason of MALFORMED_REASONS) malformed.inc({ informer, reason }, 0);
     return {
       listRequest: () => lists.inc(labels),
       listError: () => listErrors.inc(labels),
       relist: () => relists.inc(labels),
       watchStarted: () => watches.inc(labels),
       watchError: (reason) => watchErrors.inc({ informer, reason }),
+      malformedEvent: (reason) => malformed.inc({ informer, reason }),
     };
   };
 }

@@ -4,9 +4,12 @@
  * Guarantees: GET and HEAD on the path answer 200 with the current values (collect() hooks,
  * such as the work queues' in-flight gauges, run per scrape); another path is 404; a collector
  * that throws makes that scrape 500 instead of a partial page; close() releases the port.
+ * With `tls`, HTTPS only; with `auth`, a request to the path gets the metrics only when auth
+ * says 200, and otherwise its status and message (metricsauth.ts), before anything is collected.
  */
 import type { Registry } from 'prom-client';
-import { HttpListener } from './http.js';
+import { HttpListener, type TlsPair } from './http.js';
+import type { MetricsAuth } from './metricsauth.js';
 
 export interface MetricsServerOptions {
   registry: Registry;
@@ -18,6 +21,10 @@ export interface MetricsServerOptions {
   host?: string;
   /** For error messages; default "METRICS_PORT (--metrics-port)". */
   setting?: string;
+  /** Serve HTTPS with this certificate (see setCertificate); none: plain HTTP. */
+  tls?: TlsPair;
+  /** Who may read the metrics; none: anyone who reaches the port. */
+  auth?: Pick<MetricsAuth, 'check'>;
 }
 
 export class MetricsServer {
@@ -38,6 +45,17 @@ export class MetricsServer {
         res.end('method not allowed\n');
         return;
       }
+      if (options.auth) {
+        const outcome = await options.auth.check(req);
+        if (outcome.status !== 200) {
+          res.writeHead(outcome.status, {
+            'Content-Type': 'text/plain; charset=utf-8',
+            ...(outcome.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
+          });
+          res.end(`${outcome.message}\n`);
+          return;
+        }
+      }
       let body: string;
       try {
         body = await options.registry.metrics();
@@ -48,7 +66,17 @@ export class MetricsServer {
       }
       res.writeHead(200, { 'Content-Type': options.registry.contentType, 'Cache-Control': 'no-store' });
       res.end(body);
-    });
+    }, options.tls);
+  }
+
+  /** Whether it serves HTTPS. */
+  get secure(): boolean {
+    return this.listener.secure;
+  }
+
+  /** Serves `pair` to new connections (a rotated certificate), without a restart. */
+  setCertificate(pair: TlsPair): void {
+    this.listener.setCertificate(pair);
   }
 
   /** The bound port once started. */

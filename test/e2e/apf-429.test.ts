@@ -18,7 +18,7 @@ import { RECONCILED_CONDITION } from '../../src/controllers/echo/status.js';
 import { EVENTS, JOBS } from '../../src/kube/resources.js';
 import { auditLogFrom } from '../support/audit.js';
 import { metricValue, pool, restClient, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
-import { installEchoperator } from '../support/install.js';
+import { confinementActive, installEchoperator } from '../support/install.js';
 import { eventually, kubectlOk, testNamespace } from '../support/kube.js';
 import { startOperator, waitReady } from '../support/operator.js';
 
@@ -74,6 +74,7 @@ test(
   async (t) => {
     const ns = testNamespace(t, 'apf');
     const install = installEchoperator(t, { watchNamespaces: [ns] }, { workload: false });
+    await confinementActive(install, ns);
     const priorityLevel = oneSeatFor(install.serviceAccount, install.namespace);
     const op = await startOperator(t, {
       KUBECONFIG: install.kubeconfig,

@@ -7,9 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
+import { desiredJob } from '../../src/controllers/echo/desired.js';
+import { desiredCronJob } from '../../src/controllers/scheduledecho/desired.js';
+import { FIELD_MANAGER } from '../../src/controllers/common/labels.js';
 import {
   applyManifests,
   applySynthesizedCrds,
+  confinementActive,
   diffManifests,
   installEchoperator,
   writeManifests,
@@ -19,16 +23,21 @@ import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../s
 
 /** What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs. */
 const OPERATOR_CAN_I = [
-  'cronjobs.batch||create delete get list patch update watch',
+  'cronjobs.batch||create delete get list patch watch',
   'echos.mmontes.io/finalizers||update',
-  'echos.mmontes.io/status||patch update',
+  'echos.mmontes.io/status||patch',
   'echos.mmontes.io||get list watch',
   'events||create patch',
   'jobs.batch||create delete get list watch',
   'scheduledechos.mmontes.io/finalizers||update',
-  'scheduledechos.mmontes.io/status||patch update',
+  'scheduledechos.mmontes.io/status||patch',
   'scheduledechos.mmontes.io||get list watch',
 ];
+/**
+ * Cluster-wide, for the metrics endpoint's reviews of its callers (TokenReview and
+ * SubjectAccessReview are cluster-scoped): the only ClusterRole a namespaced install has.
+ */
+const METRICS_AUTH_CAN_I = ['subjectaccessreviews.authorization.k8s.io||create', 'tokenreviews.authentication.k8s.io||create'];
 /** With HA, in the operator's namespace: create any Lease, everything else on the named one only. */
 const LEASE_CAN_I = ['leases.coordination.k8s.io|echoperator|get list update watch', 'leases.coordination.k8s.io||create'];
 
@@ -98,9 +107,9 @@ test('the default install (all namespaces, HA off) converges and grants exactly 
   assertNoDiff(install);
   const elsewhere = testNamespace(t, 'anyns');
   const baseline = baselineUser(install);
-  await expectGranted(install, baseline, elsewhere, OPERATOR_CAN_I);
+  await expectGranted(install, baseline, elsewhere, [...OPERATOR_CAN_I, ...METRICS_AUTH_CAN_I]);
   // No Lease access without HA, not even at home.
-  await expectGranted(install, baseline, install.namespace, OPERATOR_CAN_I);
+  await expectGranted(install, baseline, install.namespace, [...OPERATOR_CAN_I, ...METRICS_AUTH_CAN_I]);
   assertNoSecrets(install, [elsewhere, install.namespace]);
 
   // The helper's kubeconfig really is the ServiceAccount (token only).
@@ -118,11 +127,19 @@ test('HA with watchNamespaces: Roles only in the watched namespaces, Lease right
   const unwatched = testNamespace(t, 'unwatched');
   const install = installEchoperator(t, { watchNamespaces: watched, ha: { enabled: true } }, { workload: false });
   assertNoDiff(install);
-  assert.equal(install.objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').length, 0);
+  assert.deepEqual(
+    install.objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding').map((o) => `${o.kind}/${o.metadata.name}`),
+    [
+      `ClusterRole/echoperator-${install.namespace}-metrics-auth`,
+      `ClusterRoleBinding/echoperator-${install.namespace}-metrics-auth`,
+      `ClusterRole/echoperator-${install.namespace}-metrics-reader`,
+    ],
+    'only the metrics reviews (cluster-scoped kinds) and the role for scrapers are cluster-wide',
+  );
   const baseline = baselineUser(install);
-  for (const ns of watched) await expectGranted(install, baseline, ns, OPERATOR_CAN_I);
-  await expectGranted(install, baseline, unwatched, []);
-  await expectGranted(install, baseline, install.namespace, LEASE_CAN_I);
+  for (const ns of watched) await expectGranted(install, baseline, ns, [...OPERATOR_CAN_I, ...METRICS_AUTH_CAN_I]);
+  await expectGranted(install, baseline, unwatched, METRICS_AUTH_CAN_I);
+  await expectGranted(install, baseline, install.namespace, [...LEASE_CAN_I, ...METRICS_AUTH_CAN_I]);
   assertNoSecrets(install, [...watched, unwatched, install.namespace]);
 
   // Through the ServiceAccount's own token: the named lease can be created and renewed, no other.
@@ -148,6 +165,147 @@ test('HA with watchNamespaces: Roles only in the watched namespaces, Lease right
   const elsewhere = kubectl(['--kubeconfig', install.kubeconfig, '-n', watched[0]!, 'create', '-f', '-'], { input: lease('echoperator') });
   assert.notEqual(elsewhere.code, 0);
   assert.match(elsewhere.stderr, /forbidden/i);
+});
+
+test("the confinement policy lets the operator's token write only Jobs and CronJobs of its shape, wherever its RBAC reaches; admins are not bound", async (t) => {
+  // The default install: a ClusterRole, so RBAC lets the ServiceAccount create Jobs in kube-system too.
+  const install = installEchoperator(t, {}, { workload: false });
+  const policy = install.echoperator.confinementPolicyName!;
+  const ns = testNamespace(t, 'confined');
+  await confinementActive(install, ns);
+  kubectlOk(['apply', '-f', '-'], {
+    namespace: ns,
+    input: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: 'hi' }, spec: { message: 'hi' } },
+        {
+          apiVersion: 'mmontes.io/v1alpha1',
+          kind: 'ScheduledEcho',
+          metadata: { name: 'tick' },
+          spec: { message: 'tick', schedule: '@hourly' },
+        },
+      ],
+    }),
+  });
+  const image = install.echoperator.config.jobImage;
+  const job = desiredJob(kubectlJson(['get', 'echo', 'hi'], { namespace: ns }), image) as any;
+  const cronJob = desiredCronJob(kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }), image) as any;
+  const asOperator = (args: string[], input?: unknown) =>
+    kubectl(['--kubeconfig', install.kubeconfig, ...args], { input: input === undefined ? undefined : JSON.stringify(input) });
+  const dryRun = (obj: unknown, admin = false) =>
+    admin
+      ? kubectl(['create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(obj) })
+      : asOperator(['create', '--dry-run=server', '-f', '-'], obj);
+  const refusal = (rule: string | RegExp): RegExp =>
+    new RegExp(
+      `\\(Forbidden\\).*is forbidden: ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: [^\\n]*` +
+        (typeof rule === 'string' ? rule.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : rule.source),
+    );
+  const reshaped = <T>(obj: T, change: (copy: any) => void): T => {
+    const copy = structuredClone(obj) as any;
+    change(copy);
+    return copy as T;
+  };
+
+  // The operator's own shapes pass (RBAC allows them: any refusal below is the policy's).
+  for (const own of [job, cronJob]) {
+    const r = dryRun(own);
+    assert.equal(r.code, 0, `${own.kind}: ${r.stderr}`);
+  }
+
+  const podSpec = (o: any) => (o.kind === 'Job' ? o.spec.template.spec : o.spec.jobTemplate.spec.template.spec);
+  const refused: [string, unknown, string | RegExp][] = [
+    [
+      'another image',
+      reshaped(job, (j) => (j.spec.template.spec.containers[0].image = 'nginx:1.27')),
+      `the container image must be ${image} (the install's jobImage), not nginx:1.27`,
+    ],
+    [
+      'a CronJob of another image',
+      reshaped(cronJob, (c) => (podSpec(c).containers[0].image = 'nginx:1.27')),
+      `the container image must be ${image}`,
+    ],
+    [
+      'a hostPath volume',
+      reshaped(job, (j) => (podSpec(j).volumes = [{ name: 'host', hostPath: { path: '/' } }])),
+      'the pod must have no volumes',
+    ],
+    [
+      'a shell',
+      reshaped(job, (j) => (podSpec(j).containers[0].command = ['sh', '-c', 'id'])),
+      "the container must run printf '%s\\n' <message>, with no args",
+    ],
+    [
+      'the host network',
+      reshaped(cronJob, (c) => (podSpec(c).hostNetwork = true)),
+      'the pod must not use the host network, PID or IPC namespace',
+    ],
+    [
+      'a ServiceAccount token',
+      reshaped(job, (j) => (podSpec(j).automountServiceAccountToken = true)),
+      'automountServiceAccountToken: false',
+    ],
+    ['another ServiceAccount', reshaped(job, (j) => (podSpec(j).serviceAccountName = install.serviceAccount)), 'ServiceAccount'],
+    [
+      'a postStart hook',
+      reshaped(job, (j) => (podSpec(j).containers[0].lifecycle = { postStart: { exec: { command: ['sh', '-c', 'id'] } } })),
+      'no lifecycle hooks and no probes',
+    ],
+    [
+      'no owner',
+      reshaped(job, (j) => delete j.metadata.ownerReferences),
+      /must be controller-owned by its custom resource: a Job by an Echo \(mmontes\.io\)/,
+    ],
+    [
+      'a Job owned by a ScheduledEcho',
+      reshaped(job, (j) => (j.metadata.ownerReferences = cronJob.metadata.ownerReferences)),
+      'must be controller-owned',
+    ],
+  ];
+  for (const [what, obj, rule] of refused) {
+    const r = dryRun(obj);
+    assert.notEqual(r.code, 0, `${what}: accepted`);
+    assert.match(r.stderr, refusal(rule), what);
+    // The policy binds the operator's ServiceAccount only: the same object is an admin's to make.
+    const admin = dryRun(obj, true);
+    assert.equal(admin.code, 0, `${what} as admin: ${admin.stderr}`);
+  }
+
+  // kube-system: RBAC lets the ServiceAccount create Jobs there; the policy does not let it run a host pod.
+  const rootJob = reshaped(job, (j) => {
+    j.metadata.namespace = 'kube-system';
+    podSpec(j).hostPID = true;
+    podSpec(j).volumes = [{ name: 'host', hostPath: { path: '/' } }];
+  });
+  assert.equal(canI(install, ['create', 'jobs', '-n', 'kube-system']), 'yes');
+  const inKubeSystem = dryRun(rootJob);
+  assert.notEqual(inKubeSystem.code, 0);
+  assert.match(inKubeSystem.stderr, refusal('the pod must have no volumes'));
+
+  // UPDATE is checked on the object as it would be stored: an apply as the operator makes creates
+  // the CronJob; a patch of its image by the same token is refused; DELETE is not confined.
+  const applyAsOperator = (obj: unknown) =>
+    asOperator(['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-f', '-'], obj);
+  const created = applyAsOperator(cronJob);
+  assert.equal(created.code, 0, created.stderr);
+  const patched = asOperator([
+    'patch',
+    'cronjob',
+    'tick',
+    '-n',
+    ns,
+    '--type=json',
+    '-p',
+    JSON.stringify([{ op: 'replace', path: '/spec/jobTemplate/spec/template/spec/containers/0/image', value: 'nginx:1.27' }]),
+  ]);
+  assert.notEqual(patched.code, 0);
+  assert.match(patched.stderr, refusal(`the container image must be ${image}`));
+  const reapplied = applyAsOperator(reshaped(cronJob, (c) => (c.spec.schedule = '@daily')));
+  assert.equal(reapplied.code, 0, reapplied.stderr);
+  const deleted = asOperator(['delete', 'cronjob', 'tick', '-n', ns]);
+  assert.equal(deleted.code, 0, deleted.stderr);
 });
 
 /** Events with reason FailedCreate about ReplicaSets in the namespace. */

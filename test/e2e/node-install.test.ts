@@ -4,8 +4,9 @@
  * image the Dockerfile describes (loaded into the node: no registry here), becomes Ready through
  * the kubelet's probes, talks to the API server in-cluster with its projected ServiceAccount
  * token, and its Echos' pods print. HA (the one switch) runs three replicas with one leader,
- * hands over when the leader's pod is deleted, and honours its PodDisruptionBudget. Last, the
- * cluster is stopped and nothing of its node may be left on the machine.
+ * hands over when the leader's pod is deleted, and honours its PodDisruptionBudget; all of it with
+ * the default confinement policy on the operator's ServiceAccount. Last, the cluster is stopped
+ * and nothing of its node may be left on the machine.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -35,7 +36,12 @@ function synth(ha: boolean): string {
 /** name -> resourceVersion of everything the install made, to see that a re-apply changes nothing. */
 function versions(k: Kubectl): Record<string, string> {
   const list = k.json(['get', 'deployment,configmap,serviceaccount,service,role,rolebinding,poddisruptionbudget', '-n', NS]);
-  const cluster = k.json(['get', 'clusterrole,clusterrolebinding,crd', '-l', 'app.kubernetes.io/name=echoperator']);
+  const cluster = k.json([
+    'get',
+    'clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding,crd',
+    '-l',
+    'app.kubernetes.io/name=echoperator',
+  ]);
   return Object.fromEntries(
     [...list.items, ...cluster.items].map((o: any) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]),
   );
@@ -116,6 +122,9 @@ test(
     k.ok(['apply', '--server-side', '-f', `${plain}/`]);
     k.ok(['rollout', 'status', 'deployment/echoperator', '-n', NS, '--timeout=120s']);
     assert.equal(k.json(['get', 'namespace', NS]).metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
+    // The default install confines its ServiceAccount: everything below runs under the policy.
+    const policy = k.json(['get', 'validatingadmissionpolicybinding', 'echoperator-confinement']);
+    assert.deepEqual(policy.spec.validationActions, ['Deny']);
     const [pod] = await eventually('the operator pod Ready', () => readyOperatorPods(k).length === 1 && readyOperatorPods(k));
     assert.equal(pod.spec.containers[0].readinessProbe.httpGet.path, '/readyz');
     assert.ok(

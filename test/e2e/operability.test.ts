@@ -157,6 +157,11 @@ test('each invalid setting stops the process with exit code 2 and its own messag
     [{ METRICS_PORT: '70000' }, /METRICS_PORT/],
     [{ HA_LEASE_DURATION_SECONDS: '5', HA_RENEW_DEADLINE_SECONDS: '10' }, /HA_LEASE_DURATION_SECONDS.*HA_RENEW_DEADLINE_SECONDS/s],
     [{ KUBECONFIG: '/nonexistent/kubeconfig' }, /KUBECONFIG points at \/nonexistent\/kubeconfig, which does not exist/],
+    [{ METRICS_CERT_DIR: '/tmp', METRICS_INSECURE_PLAIN_HTTP: 'true' }, /METRICS_CERT_DIR.*METRICS_INSECURE_PLAIN_HTTP=true/],
+    [
+      { METRICS_CERT_DIR: '/nonexistent/certs' },
+      /invalid METRICS_CERT_DIR \(--metrics-cert-dir\).*cannot read \/nonexistent\/certs\/tls\.crt/,
+    ],
   ];
   const seen = new Set<string>();
   for (const [env, message] of cases) {

@@ -1,16 +1,21 @@
 /**
  * The operator run with exactly the permissions the synthesized install grants (a token of its
- * ServiceAccount, nothing else) completes the Echo and ScheduledEcho flow, with HA off and on.
+ * ServiceAccount, nothing else: no `update` on status or CronJobs) and confined by the install's
+ * ValidatingAdmissionPolicy completes the Echo and ScheduledEcho flow, with HA off and on: Jobs
+ * created, a deleted CronJob re-created and a hand-edited one restored by server-side apply (an
+ * UPDATE the policy checks whole), a previous run's Job deleted, status patched.
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
-import { installEchoperator } from '../support/install.js';
+import { confinementActive, installEchoperator } from '../support/install.js';
 import { startOperator, waitReady } from '../support/operator.js';
 
 async function flow(t: TestContext, ha: boolean): Promise<void> {
   const watched = testNamespace(t, ha ? 'rbac-ha' : 'rbac');
   const install = installEchoperator(t, { watchNamespaces: [watched], ha: { enabled: ha } }, { workload: false });
+  // The policy is in force before the operator writes anything.
+  await confinementActive(install, watched);
   const op = await startOperator(t, {
     KUBECONFIG: install.kubeconfig,
     NAMESPACE: install.namespace,
@@ -44,6 +49,12 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
   // Restoring a deleted CronJob needs create through server-side apply.
   kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: watched });
   await eventually('the CronJob restored', () => kubectl(['get', 'cronjob', 'tick'], { namespace: watched }).code === 0);
+  // Repairing a hand edit is a forced apply: an UPDATE of the whole CronJob, patch only.
+  kubectlOk(['patch', 'cronjob', 'tick', '--type=merge', '-p', '{"spec":{"schedule":"*/7 * * * *"}}'], { namespace: watched });
+  await eventually(
+    'the hand-edited schedule restored',
+    () => kubectlJson(['get', 'cronjob', 'tick'], { namespace: watched }).spec.schedule === '*/5 * * * *',
+  );
   // A new message deletes the previous run's Job.
   kubectlOk(['patch', 'echo', 'hi', '--type=merge', '-p', '{"spec":{"message":"again"}}'], { namespace: watched });
   await eventually('one Job for the new message', () => {

@@ -22,6 +22,11 @@ export interface WatchProxy {
   /** Matching watches deliver nothing until release(); what they held is then sent in order. */
   stall(): void;
   release(): void;
+  /**
+   * Sends `line` (and a newline) down every open matching watch, between two of the server's
+   * events, as if the server had sent it; resolves with how many watches got it.
+   */
+  inject(line: string): number;
 }
 
 export interface WatchProxyOptions {
@@ -48,6 +53,8 @@ export async function watchProxy(t: { after(fn: () => unknown): void }, options:
   let stalled = false;
   const held = new Set<() => void>();
   const open = new Set<IncomingMessage>();
+  /** Per open matching watch: puts a chunk in its stream, in order with the server's. */
+  const injectors = new Set<(chunk: Buffer) => void>();
 
   /** Passes a chunk on after the delay, or when released; order is kept per stream. */
   const deliver = (queue: Buffer[], flush: () => void, chunk: Buffer): void => {
@@ -83,13 +90,26 @@ export async function watchProxy(t: { after(fn: () => unknown): void }, options:
         if (next !== undefined) res.write(next);
         if (ended && queue.length === 0) res.end();
       };
-      up.on('data', (chunk: Buffer) => deliver(queue, flush, chunk));
+      // Whole lines only, so an injected line always falls between two events.
+      let partial: Buffer = Buffer.alloc(0);
+      up.on('data', (chunk: Buffer) => {
+        const data = partial.length ? Buffer.concat([partial, chunk]) : chunk;
+        const nl = data.lastIndexOf(0x0a);
+        partial = data.subarray(nl + 1);
+        if (nl >= 0) deliver(queue, flush, data.subarray(0, nl + 1));
+      });
+      const inject = (chunk: Buffer): void => deliver(queue, flush, chunk);
+      injectors.add(inject);
       up.on('end', () => {
         ended = true;
-        deliver(queue, flush, Buffer.alloc(0));
+        injectors.delete(inject);
+        deliver(queue, flush, partial);
       });
       up.on('error', () => res.destroy());
-      up.on('close', () => open.delete(up));
+      up.on('close', () => {
+        open.delete(up);
+        injectors.delete(inject);
+      });
     });
     upstream.on('error', () => res.destroy());
     res.on('close', () => upstream.destroy());
@@ -129,6 +149,10 @@ export async function watchProxy(t: { after(fn: () => unknown): void }, options:
       const waiting = [...held];
       held.clear();
       for (const go of waiting) go();
+    },
+    inject: (line) => {
+      for (const inject of injectors) inject(Buffer.from(`${line}\n`));
+      return injectors.size;
     },
   };
 }

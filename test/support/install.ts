@@ -13,13 +13,20 @@ import type { TestContext } from 'node:test';
 import { stringify } from 'yaml';
 import { synthesize, type Manifest } from '../../infra/chart.js';
 import type { Echoperator, EchoperatorProps } from '../../infra/echoperator.js';
-import { kubectl, kubectlJson, kubectlOk, testNamespace } from './kube.js';
+import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from './kube.js';
 
 /** The field manager of every server-side apply the tests make (also used for crds/). */
 export const TEST_FIELD_MANAGER = 'echoperator-tests';
 
 /** Kinds that make the operator run in the cluster; left out with `workload: false`. */
 const WORKLOAD_KINDS = new Set(['Deployment', 'Service', 'PodDisruptionBudget']);
+/** Cluster-scoped kinds of an install, deleted after the test (the CRDs are shared and stay). */
+const CLUSTER_SCOPED_KINDS = new Set([
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
 
 export interface InstallOptions {
   /**
@@ -52,12 +59,14 @@ export interface Install {
  *
  * Without props.namespace, a fresh namespace (labelled enforce=restricted) is created and deleted
  * after the test; a namespace named in props (and every watched namespace) is the caller's to
- * create and delete. The ClusterRole and ClusterRoleBinding are deleted after the test; the CRDs
- * are shared by every test and are never deleted.
+ * create and delete. The ClusterRole, ClusterRoleBinding and the confinement policy and binding
+ * are deleted after the test; the CRDs are shared by every test and are never deleted.
  */
 export function installEchoperator(t: TestContext, props: EchoperatorProps = {}, opts: InstallOptions = {}): Install {
   const namespace = props.namespace ?? testNamespace(t, 'echoperator', { 'pod-security.kubernetes.io/enforce': 'restricted' });
-  const synthesized = synthesize({ ...props, namespace });
+  // The confinement policy on, as in a default install, unless a test turns it off: every flow
+  // under the ServiceAccount's token then also proves the policy lets the operator work.
+  const synthesized = synthesize({ confineServiceAccount: true, ...props, namespace });
   const { echoperator } = synthesized;
   const partial = opts.workload === false;
   const objects = partial ? synthesized.objects.filter((o) => !WORKLOAD_KINDS.has(o.kind)) : synthesized.objects;
@@ -65,8 +74,8 @@ export function installEchoperator(t: TestContext, props: EchoperatorProps = {},
   const dir = mkdtempSync(join(tmpdir(), 'echoperator-install-'));
   t.after(() => {
     for (const o of objects) {
-      if (o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding') {
-        kubectl(['delete', o.kind.toLowerCase(), o.metadata.name, '--ignore-not-found', '--wait=false']);
+      if (CLUSTER_SCOPED_KINDS.has(o.kind)) {
+        kubectl(['delete', `${o.kind.toLowerCase()}.${o.apiVersion.split('/')[0]}`, o.metadata.name, '--ignore-not-found', '--wait=false']);
       }
     }
     rmSync(dir, { recursive: true, force: true });
@@ -141,4 +150,25 @@ export function writeManifests(t: TestContext, props: EchoperatorProps): string 
   const file = join(dir, 'echoperator.k8s.yaml');
   writeFileSync(file, synthesize(props).yaml);
   return file;
+}
+
+/**
+ * Resolves once the install's confinement policy refuses the ServiceAccount a Job it does not
+ * make (a dry run in `namespace`, where its RBAC allows Jobs), i.e. once the API server's admission
+ * has loaded the policy and its binding; the refusal's text, which names the policy. Rejects when
+ * the install has no policy.
+ */
+export async function confinementActive(install: Install, namespace: string): Promise<string> {
+  const policy = install.echoperator.confinementPolicyName;
+  if (!policy) throw new Error('the install has no confinement policy (confineServiceAccount: false)');
+  const foreign = {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name: 'confinement-probe', namespace },
+    spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'example.invalid/probe:1' }] } } },
+  };
+  return eventually(`the ValidatingAdmissionPolicy ${policy} to refuse ${install.user} a foreign Job`, () => {
+    const r = kubectl(['--kubeconfig', install.kubeconfig, 'create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(foreign) });
+    return r.code !== 0 && r.stderr.includes(`ValidatingAdmissionPolicy '${policy}'`) && r.stderr.trim();
+  });
 }

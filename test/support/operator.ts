@@ -88,6 +88,9 @@ export async function startOperator(
       LOG_LEVEL: 'debug',
       HEALTH_PORT: String(healthPort),
       METRICS_PORT: String(metricsPort),
+      // Scraped over plain HTTP from this machine (no TLS, no token); a test of the secure
+      // endpoint sets it to false.
+      METRICS_INSECURE_PLAIN_HTTP: 'true',
       ...env,
     },
   });

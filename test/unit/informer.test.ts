@@ -4,6 +4,7 @@ import { ApiError, isGone, type RestClient } from '../../src/kube/index.js';
 import { Backoff } from '../../src/runtime/backoff.js';
 import { CONTROLLER_OWNER_INDEX, type KubeObject } from '../../src/runtime/cache/index.js';
 import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
+import { nopLogger, type Logger } from '../../src/runtime/log.js';
 import {
   Informer,
   LAST_APPLIED_ANNOTATION,
@@ -45,8 +46,13 @@ class FakeWatch {
     return !this.settled && !this.signal.aborted;
   }
 
-  emit(type: WatchEvent<Obj>['type'], object: Obj | Record<string, unknown>): void {
-    this.onEvent({ type, object: structuredClone(object) });
+  emit(type: Exclude<WatchEvent<Obj>['type'], 'UNPARSEABLE'>, object: Obj | Record<string, unknown> | null): void {
+    this.onEvent({ type, object: structuredClone(object) } as WatchEvent<Obj>);
+  }
+
+  /** Hands the informer exactly this, as a broken stream or server might. */
+  raw(event: unknown): void {
+    this.onEvent(event as WatchEvent<Obj>);
   }
 
   end(): void {
@@ -62,7 +68,7 @@ class FakeWatch {
 
 /** Serves `objects` at `rv` in pages of opts.limit; lists fail while `listErrors` has entries. */
 class FakeListerWatcher implements ListerWatcher<Obj> {
-  objects: Obj[] = [];
+  objects: (Obj | Record<string, unknown> | null)[] = [];
   rv = '10';
   readonly listCalls: ListOptions[] = [];
   readonly listErrors: Error[] = [];
@@ -79,7 +85,7 @@ class FakeListerWatcher implements ListerWatcher<Obj> {
     const end = opts.limit ? start + opts.limit : this.objects.length;
     return {
       // Clones, as a real client parses fresh objects: the transform may then change them.
-      items: structuredClone(this.objects.slice(start, end)),
+      items: structuredClone(this.objects.slice(start, end)) as Obj[],
       resourceVersion: this.rv,
       continue: end < this.objects.length ? `token:${end}` : undefined,
     };
@@ -106,6 +112,10 @@ class CountingMetrics implements InformerMetrics {
   relists = 0;
   watches = 0;
   readonly watchErrors: string[] = [];
+  readonly malformed: string[] = [];
+  malformedEvent(reason: string): void {
+    this.malformed.push(reason);
+  }
   listRequest(): void {
     this.listRequests++;
   }
@@ -465,6 +475,86 @@ describe('Informer', () => {
     await h.stop();
   });
 
+  it('skips a watch event whose object is null, nameless or of another kind (counted, logged), and goes on watching', async () => {
+    const logged: { msg: string; fields: unknown }[] = [];
+    const logger: Logger = { ...nopLogger, warn: (msg, fields) => void logged.push({ msg, fields }), child: () => logger };
+    const h = harness({ expectedType: { apiVersion: 'v1', kind: 'ConfigMap' }, logger });
+    h.lw.objects = [obj('a', '1')];
+    await h.start();
+    h.take();
+    const w = h.lw.watch0;
+    w.emit('ADDED', null);
+    w.emit('MODIFIED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ns', resourceVersion: '11' } });
+    w.emit('ADDED', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'x', namespace: 'ns', resourceVersion: '12' },
+      data: { secret: 'hunter2' },
+    });
+    w.emit('DELETED', { apiVersion: 'apps/v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '13' } });
+    w.raw({ type: 'UNPARSEABLE', length: 17 });
+    w.raw(null);
+    w.raw({ type: 'EXPLODED', object: obj('y', '14') });
+    w.emit('ADDED', obj('b', '15'));
+
+    assert.equal(h.informer.state, 'running');
+    assert.deepEqual(h.metrics.malformed, [
+      'no-object',
+      'no-name',
+      'wrong-kind',
+      'wrong-kind',
+      'unparseable',
+      'unparseable',
+      'unknown-type',
+    ]);
+    assert.deepEqual(h.take(), ['add b@15'], 'only the sound event reaches the cache and the handlers');
+    assert.deepEqual(h.informer.store.keys().sort(), ['ns/a', 'ns/b'], 'the wrong-kind DELETED removed nothing');
+    assert.equal(h.lw.watches.length, 1, 'the same watch goes on');
+    assert.equal(h.lw.watch0.open, true);
+    assert.equal(h.informer.status.lastSyncResourceVersion, '15', 'skipped events do not move the resourceVersion');
+    assert.equal(logged.length, 7);
+    assert.deepEqual(logged[2], {
+      msg: 'skipping a malformed watch event',
+      fields: { reason: 'wrong-kind', type: 'ADDED', kind: 'Secret', name: 'x' },
+    });
+    assert.ok(!JSON.stringify(logged).includes('hunter2'), 'the object itself is never logged');
+    await h.stop();
+  });
+
+  it('skips a listed item that is null, nameless or of another kind, and caches the rest', async () => {
+    const h = harness({ expectedType: { apiVersion: 'v1', kind: 'ConfigMap' }, pageSize: 2 });
+    h.lw.objects = [
+      obj('a', '1'),
+      null,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} },
+      { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } },
+      obj('b', '2'),
+    ];
+    await h.start();
+    assert.equal(h.informer.hasSynced(), true);
+    assert.deepEqual(h.take(), ['add a@1', 'add b@2']);
+    assert.deepEqual(h.metrics.malformed, ['no-object', 'no-name', 'wrong-kind']);
+    await h.stop();
+  });
+
+  it('transforms listed items one by one as a streaming lister hands them over', async () => {
+    const seen: string[] = [];
+    const lw: ListerWatcher<Obj> = {
+      async list(_opts, _signal, onItem) {
+        assert.ok(onItem, 'the reflector asks for items one by one');
+        onItem(obj('a', '1'));
+        assert.deepEqual(seen, ['transform a'], 'transformed before the next item is decoded');
+        onItem(obj('b', '2'));
+        return { items: [], resourceVersion: '5' };
+      },
+      watch: (_o, _e, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+    };
+    const h = harness({ listerWatcher: lw, transform: (o) => (seen.push(`transform ${o.metadata?.name}`), o) });
+    await h.start();
+    assert.deepEqual(h.take(), ['add a@1', 'add b@2']);
+    await h.stop();
+  });
+
   it('keeps the controller-owner index right through watch updates and deletes', async () => {
     const h = harness();
     const ref = (uid: string) => [{ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: uid, uid, controller: true }];
@@ -637,14 +727,21 @@ describe('kubeListerWatcher', () => {
     lines: string[],
     listBody: unknown = { metadata: { resourceVersion: '5', continue: 'next' }, items: [{ metadata: { name: 'a' } }] },
   ) {
-    const calls: { path: string; query: unknown }[] = [];
+    const calls: { method: string; path: string; query: unknown }[] = [];
     const rest = {
       async request(_method: string, path: string, opts: { query?: unknown }) {
-        calls.push({ path, query: opts.query });
-        return listBody;
+        calls.push({ method: 'request', path, query: opts.query });
+        return structuredClone(listBody);
+      },
+      /** As RestClient.list: items go to onItem, the rest is the answer. */
+      async list(path: string, opts: { query?: unknown }, onItem: (item: unknown) => void) {
+        calls.push({ method: 'list', path, query: opts.query });
+        const { items, ...rest } = structuredClone(listBody) as { items?: unknown[] };
+        for (const item of items ?? []) onItem(item);
+        return { ...rest, items: [] };
       },
       async stream(path: string, query: unknown, signal: AbortSignal, onLine: (line: string) => void) {
-        calls.push({ path, query });
+        calls.push({ method: 'stream', path, query });
         for (const line of lines) {
           if (signal.aborted) return;
           onLine(line);
@@ -711,11 +808,31 @@ describe('kubeListerWatcher', () => {
     assert.deepEqual(seen, [], 'neither the ERROR nor what follows is delivered');
   });
 
-  it('rejects with a transient ApiError on a line that is not JSON', async () => {
-    const { rest } = fakeRest(['{"type":"ADDED",']);
-    await assert.rejects(
-      kubeListerWatcher<Obj>(rest, CONFIGMAPS).watch({ resourceVersion: '1' }, () => {}, new AbortController().signal),
-      (err: unknown) => err instanceof ApiError && err.code === 0,
-    );
+  it('passes a line that is not a JSON object on as UNPARSEABLE and goes on with the stream', async () => {
+    const { rest } = fakeRest(['{"type":"ADDED",', 'null', '42', JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'a' } } })]);
+    const seen: WatchEvent<Obj>[] = [];
+    await kubeListerWatcher<Obj>(rest, CONFIGMAPS).watch({ resourceVersion: '1' }, (e) => seen.push(e), new AbortController().signal);
+    assert.deepEqual(seen, [
+      { type: 'UNPARSEABLE', length: 16 },
+      { type: 'UNPARSEABLE', length: 4 },
+      { type: 'UNPARSEABLE', length: 2 },
+      { type: 'ADDED', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } } },
+    ]);
+  });
+
+  it('decodes a list page item by item through RestClient.list when asked to, filling in apiVersion and kind', async () => {
+    const { rest, calls } = fakeRest([], {
+      metadata: { resourceVersion: '5' },
+      items: [{ metadata: { name: 'a' } }, null, { apiVersion: 'v2', kind: 'Other', metadata: { name: 'b' } }],
+    });
+    const items: unknown[] = [];
+    const page = await kubeListerWatcher<Obj>(rest, CONFIGMAPS).list({ limit: 10 }, undefined, (item) => items.push(item));
+    assert.equal(calls[0]!.method, 'list');
+    assert.deepEqual(items, [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } },
+      null,
+      { apiVersion: 'v2', kind: 'Other', metadata: { name: 'b' } },
+    ]);
+    assert.deepEqual(page, { items: [], resourceVersion: '5', continue: undefined });
   });
 });

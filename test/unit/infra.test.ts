@@ -12,6 +12,7 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { buildCrd } from '../../src/api/index.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { echoPodTemplate } from '../../src/controllers/common/pod.js';
 import { SETTINGS, parseSettings } from '../../src/config/index.js';
 import { synthesize, synthesizeFiles, type Manifest } from '../../infra/chart.js';
 import { ECHOPERATOR_VERSION, EchoperatorPropsError, type EchoperatorProps } from '../../infra/echoperator.js';
@@ -22,10 +23,10 @@ type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resou
 /** The operator's whole permission set in a watched namespace (or cluster-wide), verb by verb. */
 const OPERATOR_RULES: Rule[] = [
   { apiGroups: ['mmontes.io'], resources: ['echos', 'scheduledechos'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['mmontes.io'], resources: ['echos/status', 'scheduledechos/status'], verbs: ['patch', 'update'] },
+  { apiGroups: ['mmontes.io'], resources: ['echos/status', 'scheduledechos/status'], verbs: ['patch'] },
   { apiGroups: ['mmontes.io'], resources: ['echos/finalizers', 'scheduledechos/finalizers'], verbs: ['update'] },
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'] },
+  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
@@ -42,6 +43,7 @@ const BASE_SETTINGS = [
   'LOG_FORMAT',
   'LOG_LEVEL',
   'METRICS_ENABLED',
+  'METRICS_INSECURE_PLAIN_HTTP',
   'METRICS_PATH',
   'METRICS_PORT',
   'NUM_WORKERS',
@@ -51,6 +53,14 @@ const HA_SETTINGS = ['HA_LEASE_DURATION_SECONDS', 'HA_LEASE_LOCK_NAME', 'HA_RENE
 
 function objects(props: EchoperatorProps = {}): Manifest[] {
   return synthesize(props).objects;
+}
+
+/** The metrics endpoint's RBAC, tested in its own section. */
+const METRICS_RBAC = /-metrics-(auth|reader)$/;
+
+/** The objects without the metrics endpoint's RBAC: what the operator itself is granted. */
+function operatorObjects(props: EchoperatorProps = {}): Manifest[] {
+  return objects(props).filter((o) => !METRICS_RBAC.test(o.metadata.name));
 }
 
 function find(objs: Manifest[], kind: string, name?: string, namespace?: string): Manifest[] {
@@ -100,7 +110,7 @@ const variants: [string, EchoperatorProps][] = [
 describe('RBAC', () => {
   for (const [what, props] of variants) {
     it(`uses no wildcard and grants nothing on Secrets (${what})`, () => {
-      const rs = roles(objects(props));
+      const rs = roles(operatorObjects(props));
       assert.ok(rs.length > 0);
       for (const role of rs) {
         for (const rule of role.rules as Rule[]) {
@@ -119,7 +129,7 @@ describe('RBAC', () => {
   }
 
   it('HA off, all namespaces: exactly one ClusterRole with the operator rules, bound to the ServiceAccount; no Role', () => {
-    const objs = objects();
+    const objs = operatorObjects();
     assert.deepEqual(
       roles(objs).map((r) => `${r.kind}/${r.metadata.name}`),
       ['ClusterRole/echoperator'],
@@ -134,7 +144,7 @@ describe('RBAC', () => {
   });
 
   it('HA on: the same ClusterRole plus a Lease Role in the operator namespace, limited to the lease by name', () => {
-    const objs = objects({ ha: { enabled: true } });
+    const objs = operatorObjects({ ha: { enabled: true } });
     assert.deepEqual(
       roles(objs).map((r) => `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}`),
       ['ClusterRole//echoperator', 'Role/echoperator/echoperator-leader-election'],
@@ -147,7 +157,7 @@ describe('RBAC', () => {
   });
 
   it('a custom lease name is the only lease the Role names', () => {
-    const objs = objects({ ha: { enabled: true, leaseName: 'my-lock' } });
+    const objs = operatorObjects({ ha: { enabled: true, leaseName: 'my-lock' } });
     const rules = one(objs, 'Role', 'echoperator-leader-election').rules as Rule[];
     assert.deepEqual(rules[1]!.resourceNames, ['my-lock']);
     assert.equal(settings(objs).HA_LEASE_LOCK_NAME, 'my-lock');
@@ -155,7 +165,7 @@ describe('RBAC', () => {
 
   it('watchNamespaces: one Role + RoleBinding per watched namespace, no ClusterRole', () => {
     for (const ha of [false, true]) {
-      const objs = objects({ watchNamespaces: ['team-a', 'team-b'], ha: { enabled: ha } });
+      const objs = operatorObjects({ watchNamespaces: ['team-a', 'team-b'], ha: { enabled: ha } });
       assert.equal(find(objs, 'ClusterRole').length, 0);
       assert.equal(find(objs, 'ClusterRoleBinding').length, 0);
       for (const ns of ['team-a', 'team-b']) {
@@ -174,17 +184,91 @@ describe('RBAC', () => {
   });
 
   it('the lease Role lives only in the operator namespace, also when that namespace is watched', () => {
-    const objs = objects({ namespace: 'ops', watchNamespaces: ['ops', 'apps'], ha: { enabled: true } });
+    const objs = operatorObjects({ namespace: 'ops', watchNamespaces: ['ops', 'apps'], ha: { enabled: true } });
     assert.deepEqual(one(objs, 'Role', 'echoperator-leader-election').metadata.namespace, 'ops');
     assert.deepEqual(one(objs, 'Role', 'echoperator', 'ops').rules, OPERATOR_RULES);
   });
 
   it('cluster-scoped names include the namespace unless it is the default install, so installs never collide', () => {
-    assert.equal(one(objects(), 'ClusterRole').metadata.name, 'echoperator');
-    const other = objects({ namespace: 'ops' });
+    assert.equal(one(operatorObjects(), 'ClusterRole').metadata.name, 'echoperator');
+    const other = operatorObjects({ namespace: 'ops' });
     assert.equal(one(other, 'ClusterRole').metadata.name, 'echoperator-ops');
     assert.equal(one(other, 'ClusterRoleBinding').roleRef.name, 'echoperator-ops');
     assert.deepEqual(one(other, 'ClusterRoleBinding').subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'ops' }]);
+  });
+});
+
+describe('the confinement policy (confineServiceAccount)', () => {
+  const policy = (objs: Manifest[]) => one(objs, 'ValidatingAdmissionPolicy');
+  const expressions = (objs: Manifest[]) => (policy(objs).spec.validations as { expression: string }[]).map((v) => v.expression).join('\n');
+
+  it('is on by default: a v1 policy and a Deny binding, for Job and CronJob CREATE and UPDATE (not DELETE), failing closed', () => {
+    const objs = objects();
+    const p = policy(objs);
+    assert.equal(p.apiVersion, 'admissionregistration.k8s.io/v1');
+    assert.equal(p.metadata.name, 'echoperator-confinement');
+    assert.equal(p.spec.failurePolicy, 'Fail');
+    assert.deepEqual(p.spec.matchConstraints.resourceRules, [
+      { apiGroups: ['batch'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['jobs', 'cronjobs'] },
+    ]);
+    const binding = one(objs, 'ValidatingAdmissionPolicyBinding');
+    assert.deepEqual(binding.spec, { policyName: 'echoperator-confinement', validationActions: ['Deny'] });
+    assert.equal(binding.metadata.name, 'echoperator-confinement');
+    for (const v of p.spec.validations) {
+      assert.equal(v.reason, 'Forbidden');
+      assert.ok(v.message.length > 0);
+    }
+  });
+
+  it("binds only the install's ServiceAccount, by user name; named per install so two never collide", () => {
+    assert.deepEqual(policy(objects()).spec.matchConditions, [
+      { name: 'operator-service-account', expression: 'request.userInfo.username == "system:serviceaccount:echoperator:echoperator"' },
+    ]);
+    const other = objects({ namespace: 'ops', name: 'echo' });
+    assert.equal(policy(other).metadata.name, 'echo-ops-confinement');
+    assert.match(policy(other).spec.matchConditions[0].expression, /"system:serviceaccount:ops:echo"$/);
+  });
+
+  it("allows the jobImage and the operator's own command only, as the controllers build them", () => {
+    const pod = echoPodTemplate('any message', 'registry.example.com/tools/busybox:1.36', {}).spec!;
+    const [printf, format] = pod.containers[0]!.command!;
+    const exprs = expressions(objects({ jobImage: 'registry.example.com/tools/busybox:1.36' }));
+    assert.match(exprs, /c\.image == "registry\.example\.com\/tools\/busybox:1\.36"/);
+    assert.ok(exprs.includes(`c.command[0] == ${JSON.stringify(printf)} && c.command[1] == ${JSON.stringify(format)}`), exprs);
+    assert.equal(pod.automountServiceAccountToken, false);
+    assert.equal(pod.volumes, undefined);
+    for (const field of [
+      'volumes',
+      'hostNetwork',
+      'hostPID',
+      'hostIPC',
+      'automountServiceAccountToken',
+      'serviceAccountName',
+      'lifecycle',
+    ]) {
+      assert.ok(exprs.includes(field), `no rule on ${field}`);
+    }
+  });
+
+  it('requires the owner each controller declares: Jobs an Echo, CronJobs a ScheduledEcho', () => {
+    const variables = Object.fromEntries(
+      (policy(objects()).spec.variables as { name: string; expression: string }[]).map((v) => [v.name, v.expression]),
+    );
+    assert.equal(variables.ownerKind, '{"jobs": "Echo", "cronjobs": "ScheduledEcho"}[request.resource.resource]');
+    assert.equal(variables.ownerGroup, '{"jobs": "mmontes.io", "cronjobs": "mmontes.io"}[request.resource.resource]');
+    assert.equal(
+      variables.pod,
+      '(request.resource.resource == "jobs" ? object.spec.template : object.spec.jobTemplate.spec.template).spec',
+    );
+  });
+
+  it('is left out with confineServiceAccount: false, which values.yaml accepts', () => {
+    const objs = objects({ confineServiceAccount: false });
+    assert.equal(find(objs, 'ValidatingAdmissionPolicy').length, 0);
+    assert.equal(find(objs, 'ValidatingAdmissionPolicyBinding').length, 0);
+    assert.deepEqual(parseValues('confineServiceAccount: false\n'), { confineServiceAccount: false });
+    assert.throws(() => parseValues('confineServiceAccount: "no"\n'), /confineServiceAccount must be true or false/);
+    assert.equal(loadValues(undefined, {}).confineServiceAccount ?? true, true);
   });
 });
 
@@ -212,6 +296,7 @@ describe('HA toggle', () => {
       METRICS_ENABLED: 'true',
       METRICS_PATH: '/metrics',
       METRICS_PORT: '2112',
+      METRICS_INSECURE_PLAIN_HTTP: 'false',
       HEALTH_PORT: '8081',
       JOB_IMAGE: 'busybox:1.37',
       HA_ENABLED: 'false',
@@ -400,7 +485,7 @@ describe('the operator pod', () => {
   });
 
   it('has explicit resources, IfNotPresent, the default image and command, and a grace period above the 30 s shutdown', () => {
-    assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } });
+    assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } });
     assert.equal(c.imagePullPolicy, 'IfNotPresent');
     assert.equal(c.image, `ghcr.io/mmontes11/echoperator-ts:${ECHOPERATOR_VERSION}`);
     assert.deepEqual(c.command, ['node', '/app/echoperator.js']);
@@ -408,9 +493,11 @@ describe('the operator pod', () => {
     assert.ok(pod.terminationGracePeriodSeconds > 30);
   });
 
-  it('has a metrics Service with a port named metrics, or none when metrics are off', () => {
+  it('has a metrics Service with a port named https (http when insecure), or none when metrics are off', () => {
     const svc = one(objs, 'Service', 'echoperator-metrics', 'echoperator');
-    assert.deepEqual(svc.spec.ports, [{ name: 'metrics', port: 2112, protocol: 'TCP', targetPort: 'metrics' }]);
+    assert.deepEqual(svc.spec.ports, [{ name: 'https', port: 2112, protocol: 'TCP', targetPort: 'metrics' }]);
+    const plain = one(objects({ metrics: { insecurePlainHttp: true } }), 'Service', 'echoperator-metrics');
+    assert.deepEqual(plain.spec.ports, [{ name: 'http', port: 2112, protocol: 'TCP', targetPort: 'metrics' }]);
     assert.deepEqual(svc.spec.selector, deployment(objs).spec.selector.matchLabels);
     const off = objects({ metrics: { enabled: false } });
     assert.equal(find(off, 'Service').length, 0);
@@ -422,7 +509,7 @@ describe('the operator pod', () => {
     const digest = `ghcr.io/mmontes11/echoperator-ts@sha256:${'a'.repeat(64)}`;
     const custom = container(objects({ image: digest, resources: { limits: { cpu: '1' } }, command: ['/echoperator'], args: [] }));
     assert.equal(custom.image, digest);
-    assert.deepEqual(custom.resources, { requests: { cpu: '50m', memory: '64Mi' }, limits: { cpu: '1', memory: '256Mi' } });
+    assert.deepEqual(custom.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { cpu: '1', memory: '512Mi' } });
     assert.deepEqual(custom.command, ['/echoperator']);
     assert.equal(custom.args, undefined);
     assert.equal(container(objects({ image: `${digest.replace('@', ':v1@')}` })).image, digest.replace('@', ':v1@'));
@@ -430,7 +517,7 @@ describe('the operator pod', () => {
 });
 
 describe('objects', () => {
-  it('are, in apply order: Namespace, CRDs, ServiceAccount, RBAC, ConfigMap, Deployment, Service', () => {
+  it('are, in apply order: Namespace, CRDs, ServiceAccount, RBAC, metrics RBAC, confinement policy, ConfigMap, Deployment, Service', () => {
     assert.deepEqual(
       objects().map((o) => `${o.kind}/${o.metadata.name}`),
       [
@@ -440,6 +527,11 @@ describe('objects', () => {
         'ServiceAccount/echoperator',
         'ClusterRole/echoperator',
         'ClusterRoleBinding/echoperator',
+        'ClusterRole/echoperator-metrics-auth',
+        'ClusterRoleBinding/echoperator-metrics-auth',
+        'ClusterRole/echoperator-metrics-reader',
+        'ValidatingAdmissionPolicy/echoperator-confinement',
+        'ValidatingAdmissionPolicyBinding/echoperator-confinement',
         'ConfigMap/echoperator-config',
         'Deployment/echoperator',
         'Service/echoperator-metrics',
@@ -457,7 +549,14 @@ describe('objects', () => {
     assert.equal(ns.metadata.labels!['pod-security.kubernetes.io/enforce'], 'restricted');
     const objs = objects({ namespace: 'ops', createNamespace: false, ha: { enabled: true } });
     assert.equal(find(objs, 'Namespace').length, 0);
-    const cluster = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding']);
+    const cluster = new Set([
+      'Namespace',
+      'CustomResourceDefinition',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
+    ]);
     for (const o of objs) assert.equal(o.metadata.namespace, cluster.has(o.kind) ? undefined : 'ops', `${o.kind}/${o.metadata.name}`);
   });
 
@@ -502,8 +601,8 @@ describe('prop validation', () => {
     ],
     [
       'request above limit',
-      { resources: { requests: { memory: '512Mi' } } },
-      /resources\.requests\.memory \(512Mi\) must not exceed resources\.limits\.memory \(256Mi\)/,
+      { resources: { requests: { memory: '1Gi' } } },
+      /resources\.requests\.memory \(1Gi\) must not exceed resources\.limits\.memory \(512Mi\)/,
     ],
     ['bad quantity', { resources: { requests: { cpu: 'lots' } } }, /resources\.requests\.cpu must be a Kubernetes quantity/],
     ['empty command', { command: [] }, /command must not be empty/],
@@ -524,6 +623,109 @@ describe('prop validation', () => {
   it('accepts the client-go boundaries just inside the rules', () => {
     synthesize({ ha: { enabled: true, leaseDurationSeconds: 11, renewDeadlineSeconds: 10, retryPeriodSeconds: 8 } });
     synthesize({ terminationGracePeriodSeconds: 31, resources: { requests: { memory: '256Mi' } } });
+  });
+});
+
+describe('the metrics endpoint', () => {
+  it('lets the ServiceAccount create TokenReviews and SubjectAccessReviews, and offers a metrics-reader ClusterRole for scrapers', () => {
+    const objs = objects();
+    assert.deepEqual(one(objs, 'ClusterRole', 'echoperator-metrics-auth').rules, [
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    ]);
+    const binding = one(objs, 'ClusterRoleBinding', 'echoperator-metrics-auth');
+    assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'echoperator-metrics-auth' });
+    assert.deepEqual(binding.subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'echoperator' }]);
+    assert.deepEqual(one(objs, 'ClusterRole', 'echoperator-metrics-reader').rules, [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    assert.equal(find(objs, 'ClusterRoleBinding', 'echoperator-metrics-reader').length, 0, 'binding scrapers is the user’s choice');
+    assert.equal(synthesize().echoperator.metricsReaderRoleName, 'echoperator-metrics-reader');
+  });
+
+  it('names them per install, follows metrics.path, and also makes them for a namespaced install', () => {
+    const objs = objects({ namespace: 'ops', watchNamespaces: ['a'], metrics: { path: '/custom' } });
+    assert.deepEqual(one(objs, 'ClusterRole', 'echoperator-ops-metrics-reader').rules, [{ nonResourceURLs: ['/custom'], verbs: ['get'] }]);
+    assert.equal(one(objs, 'ClusterRoleBinding', 'echoperator-ops-metrics-auth').subjects[0].namespace, 'ops');
+  });
+
+  it('grants no reviews and offers no reader role when metrics are off or served over plain HTTP', () => {
+    for (const metrics of [{ enabled: false }, { insecurePlainHttp: true }]) {
+      const objs = objects({ metrics });
+      assert.equal(objs.filter((o) => METRICS_RBAC.test(o.metadata.name)).length, 0, JSON.stringify(metrics));
+    }
+    assert.equal(settings(objects({ metrics: { insecurePlainHttp: true } })).METRICS_INSECURE_PLAIN_HTTP, 'true');
+  });
+
+  it('mounts metrics.certSecret read-only (not via subPath, so rotations show) and points METRICS_CERT_DIR at it', () => {
+    const objs = objects({ metrics: { certSecret: 'metrics-tls' } });
+    assert.equal(settings(objs).METRICS_CERT_DIR, '/etc/echoperator/metrics-cert');
+    assert.deepEqual(
+      container(objs).volumeMounts.find((m: any) => m.name === 'metrics-cert'),
+      { name: 'metrics-cert', mountPath: '/etc/echoperator/metrics-cert', readOnly: true },
+    );
+    assert.deepEqual(
+      deployment(objs).spec.template.spec.volumes.find((v: any) => v.name === 'metrics-cert'),
+      { name: 'metrics-cert', secret: { secretName: 'metrics-tls' } },
+    );
+    assert.equal(settings(objects()).METRICS_CERT_DIR, undefined);
+    assert.equal(container(objects()).volumeMounts.length, 1);
+  });
+
+  it('adds a NetworkPolicy only when asked: the metrics port from labelled namespaces, the health port from anywhere, ingress only', () => {
+    assert.equal(find(objects(), 'NetworkPolicy').length, 0);
+    const objs = objects({ metrics: { networkPolicy: { enabled: true } } });
+    const np = one(objs, 'NetworkPolicy', 'echoperator-allow-metrics-traffic', 'echoperator');
+    assert.deepEqual(np.spec, {
+      podSelector: { matchLabels: deployment(objs).spec.selector.matchLabels },
+      policyTypes: ['Ingress'],
+      ingress: [
+        { from: [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }], ports: [{ port: 2112, protocol: 'TCP' }] },
+        { ports: [{ port: 8081, protocol: 'TCP' }] },
+      ],
+    });
+    const custom = one(
+      objects({
+        metrics: { port: 9443, networkPolicy: { enabled: true, namespaceLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+      }),
+      'NetworkPolicy',
+    );
+    assert.deepEqual(custom.spec.ingress[0], {
+      from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+      ports: [{ port: 9443, protocol: 'TCP' }],
+    });
+  });
+
+  it('refuses contradictory or malformed metrics props, naming them', () => {
+    const cases: [EchoperatorProps, RegExp][] = [
+      [
+        { metrics: { certSecret: 'tls', insecurePlainHttp: true } },
+        /metrics\.certSecret and metrics\.insecurePlainHttp exclude each other/,
+      ],
+      [{ metrics: { certSecret: 'Not_A_Name' } }, /metrics\.certSecret must be a Secret name/],
+      [{ metrics: { networkPolicy: { enabled: true, namespaceLabels: {} } } }, /namespaceLabels must hold at least one label/],
+      [
+        { metrics: { networkPolicy: { enabled: true, namespaceLabels: { 'bad key!': 'x' } } } },
+        /namespaceLabels must be valid label keys and values/,
+      ],
+    ];
+    for (const [props, message] of cases) {
+      assert.throws(
+        () => synthesize(props),
+        (e: unknown) => e instanceof EchoperatorPropsError && message.test(e.message),
+        message.source,
+      );
+    }
+  });
+
+  it('reads the metrics props from values.yaml', () => {
+    assert.deepEqual(
+      parseValues('metrics: {certSecret: tls, insecurePlainHttp: false, networkPolicy: {enabled: true, namespaceLabels: {team: obs}}}\n'),
+      { metrics: { certSecret: 'tls', insecurePlainHttp: false, networkPolicy: { enabled: true, namespaceLabels: { team: 'obs' } } } },
+    );
+    assert.throws(
+      () => parseValues('metrics: {networkPolicy: {namespaceLabels: {a: 1}}}\n'),
+      /metrics\.networkPolicy\.namespaceLabels must be a mapping of strings/,
+    );
+    assert.throws(() => parseValues('metrics: {certSecret: [a]}\n'), /metrics\.certSecret must be a string/);
   });
 });
 

@@ -61,7 +61,7 @@ describe('controller builder', () => {
     );
   });
 
-  it('derives RBAC: read the primary, write its status and finalizers, read and write owned kinds as declared; same verbs share a rule', () => {
+  it('derives RBAC: read the primary, patch its status, update its finalizers, read and write owned kinds as declared; same verbs share a rule', () => {
     const a = controllerFor(WIDGETS)
       .owns(JOBS, { writes: ['create', 'delete'] })
       .complete(() => ({ reconcile: () => Promise.resolve(undefined) }));
@@ -70,7 +70,7 @@ describe('controller builder', () => {
       .complete(() => ({ reconcile: () => Promise.resolve(undefined) }));
     assert.deepEqual(rulesFor([a, b]), [
       { apiGroups: ['example.test'], resources: ['widgets', 'gadgets'], verbs: ['get', 'list', 'watch'] },
-      { apiGroups: ['example.test'], resources: ['widgets/status', 'gadgets/status'], verbs: ['patch', 'update'] },
+      { apiGroups: ['example.test'], resources: ['widgets/status', 'gadgets/status'], verbs: ['patch'] },
       { apiGroups: ['example.test'], resources: ['widgets/finalizers', 'gadgets/finalizers'], verbs: ['update'] },
       { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
       { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
@@ -117,6 +117,60 @@ describe('manager wiring', () => {
     );
     new Manager(config, { rest }, [capturing(WIDGETS, [JOBS], seen)]);
     assert.throws(() => seen.at(-1)!.owned(CRONJOBS), /controller widget reads CronJob, which it does not own/);
+  });
+
+  it("caches the primary through its declared transform, and remembers our writes transformed (the writer's object stays whole)", async () => {
+    const annotated = (rv: string): KubeObject => ({
+      apiVersion: 'example.test/v1',
+      kind: 'Widget',
+      metadata: { name: 'w1', namespace: 'ns', uid: 'u1', resourceVersion: rv, labels: { a: 'b' }, annotations: { big: 'x'.repeat(1000) } },
+    });
+    const served = new AbortController();
+    const fake = {
+      server: 'https://api.example.test',
+      async request(_method: string, path: string) {
+        assert.equal(path, '/apis/example.test/v1', 'only the preflight asks anything but lists and watches');
+        return { resources: [{ name: 'widgets' }] };
+      },
+      async list(_path: string, _opts: unknown, onItem: (item: unknown) => void) {
+        onItem(annotated('5'));
+        return { metadata: { resourceVersion: '5' }, items: [] };
+      },
+      stream: (_path: string, _query: unknown, signal: AbortSignal) =>
+        new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
+    } as unknown as RestClient;
+    const dropAnnotations = (o: KubeObject): KubeObject => {
+      const { annotations: _dropped, ...kept } = o.metadata!;
+      o.metadata = kept;
+      return o;
+    };
+    const seen: ControllerCaches<KubeObject>[] = [];
+    const declaration = controllerFor<KubeObject>(WIDGETS, { transform: dropAnnotations }).complete((caches, _deps: ReconcilerDeps) => {
+      seen.push(caches);
+      return { reconcile: () => Promise.resolve(undefined) };
+    });
+    assert.equal(declaration.primaryTransform, dropAnnotations, 'the declaration carries the transform');
+    const manager = new Manager(config, { rest: fake }, [declaration]);
+    const running = manager.run(served.signal);
+    try {
+      while (!manager.hasSynced()) await new Promise((r) => setTimeout(r, 5));
+      const primary = seen[0]!.primary;
+      assert.deepEqual(primary.get('ns/w1')?.metadata, {
+        name: 'w1',
+        namespace: 'ns',
+        uid: 'u1',
+        resourceVersion: '5',
+        labels: { a: 'b' },
+      });
+      const written = annotated('6');
+      primary.wrote!(written);
+      assert.equal(primary.get('ns/w1')?.metadata?.resourceVersion, '6', 'our newer write is what get() returns');
+      assert.equal(primary.get('ns/w1')?.metadata?.annotations, undefined, 'remembered transformed');
+      assert.equal(written.metadata?.annotations?.big?.length, 1000, "the writer's object is left whole");
+    } finally {
+      served.abort();
+      await running;
+    }
   });
 
   it('the operator declares what its install grants', () => {

@@ -42,6 +42,8 @@ const DEFAULTS: Settings = {
   metricsEnabled: true,
   metricsPath: '/metrics',
   metricsPort: 2112,
+  metricsCertDir: '',
+  metricsInsecurePlainHttp: false,
   healthPort: 8081,
   logLevel: 'info',
   logFormat: 'auto',
@@ -103,6 +105,7 @@ describe('settings: sources and precedence', () => {
       METRICS_ENABLED: 'false',
       METRICS_PATH: '/m',
       METRICS_PORT: '9090',
+      METRICS_CERT_DIR: '/etc/metrics-cert',
       HEALTH_PORT: '0',
       LOG_LEVEL: 'DEBUG',
       LOG_FORMAT: 'json',
@@ -124,6 +127,8 @@ describe('settings: sources and precedence', () => {
       metricsEnabled: false,
       metricsPath: '/m',
       metricsPort: 9090,
+      metricsCertDir: '/etc/metrics-cert',
+      metricsInsecurePlainHttp: false,
       healthPort: 0,
       logLevel: 'debug',
       logFormat: 'json',
@@ -205,6 +210,7 @@ const INVALID: { [K in keyof Settings]?: [string, RegExp][] } = {
     ['65536', /a port number from 0 to 65535 \(0 = any free port\)$/],
     ['http', /a port number from 0 to 65535/],
   ],
+  metricsInsecurePlainHttp: [['yes', /true or false$/]],
   healthPort: [['-1', /a port number from 0 to 65535 \(0 = no probe server\)$/]],
   logLevel: [['trace', /one of debug, info, warn, error$/]],
   logFormat: [['yaml', /one of auto, json, text$/]],
@@ -238,9 +244,9 @@ describe('settings: invalid values stop the process with exit code 2', () => {
     }
   }
 
-  it('covers every setting that has an invalid value (KUBECONFIG and HA_NODE_ID take any text)', () => {
+  it('covers every setting that has an invalid value (KUBECONFIG, HA_NODE_ID and METRICS_CERT_DIR take any text)', () => {
     const uncovered = (Object.keys(SETTINGS) as (keyof Settings)[]).filter((k) => !INVALID[k]);
-    assert.deepEqual(uncovered.sort(), ['haNodeId', 'kubeconfig']);
+    assert.deepEqual(uncovered.sort(), ['haNodeId', 'kubeconfig', 'metricsCertDir']);
     assert.equal(parseError(['--ha-node-id=']).exitCode, 2);
   });
 
@@ -288,6 +294,19 @@ describe('settings: cross-checks', () => {
     const err = parseError(['--metrics-port', '8081']);
     assert.match(err.message, /METRICS_PORT \(--metrics-port\) and HEALTH_PORT \(--health-port\): both are 8081/);
     assert.equal(parse(['--metrics-port', '8081', '--metrics-enabled', 'false']).metricsPort, 8081);
+  });
+
+  it('serves metrics over HTTPS unless plain HTTP is asked for by name, and refuses a cert dir with plain HTTP', () => {
+    assert.equal(parse().metricsInsecurePlainHttp, false);
+    assert.equal(parse(['--metrics-insecure-plain-http']).metricsInsecurePlainHttp, true);
+    assert.equal(parse([], { METRICS_INSECURE_PLAIN_HTTP: 'true' }).metricsInsecurePlainHttp, true);
+    assert.equal(parse(['--metrics-cert-dir', '/certs']).metricsCertDir, '/certs');
+    const err = parseError(['--metrics-cert-dir', '/certs'], { METRICS_INSECURE_PLAIN_HTTP: 'true' });
+    assert.equal(err.exitCode, 2);
+    assert.match(
+      err.message,
+      /^invalid METRICS_CERT_DIR \(--metrics-cert-dir\) with METRICS_INSECURE_PLAIN_HTTP=true \(--metrics-insecure-plain-http\): plain HTTP uses no certificate/,
+    );
   });
 });
 

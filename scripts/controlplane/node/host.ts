@@ -18,8 +18,8 @@ export const NODE_PACKAGES: Record<string, string> = {
   iproute2: 'the node network namespace (ip netns, ip addr)',
 };
 
-function missingPackages(): string[] {
-  return Object.keys(NODE_PACKAGES).filter((pkg) => {
+function missingPackages(packages: Record<string, string>): string[] {
+  return Object.keys(packages).filter((pkg) => {
     const q = spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' });
     return !q.stdout.includes('install ok installed');
   });
@@ -38,9 +38,17 @@ export function ensureHostReady(log: (line: string) => void): void {
       'Run as root, or set ECHOPERATOR_NODE=false for a control plane without a node (pods then stay Pending).',
     );
   }
-  const missing = missingPackages();
+  ensureDebianPackages(NODE_PACKAGES, log);
+}
+
+/**
+ * Installs the Debian packages (name -> what they are for) that are missing, with apt-get, once;
+ * `apt-get update` only when apt does not know them. Throws a ControlPlaneError when it cannot.
+ */
+export function ensureDebianPackages(packages: Record<string, string>, log: (line: string) => void): void {
+  const missing = missingPackages(packages);
   if (missing.length === 0) return;
-  log(`node: installing ${missing.join(', ')} with apt-get (${missing.map((m) => NODE_PACKAGES[m]).join('; ')})`);
+  log(`node: installing ${missing.join(', ')} with apt-get (${missing.map((m) => packages[m]).join('; ')})`);
   const install = ['install', '-y', '-q', '--no-install-recommends', ...missing];
   let result = aptGet(install);
   if (!result.ok) {

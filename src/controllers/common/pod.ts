@@ -8,8 +8,11 @@ const RUN_AS = 65532;
 
 /**
  * printf '%s\n' MESSAGE: exec'd directly, no shell, so the message is printed literally whatever
- * it holds (quotes, $(...), backslashes, a leading "-n" that `echo` would take as a flag).
+ * it holds (quotes, $(...), backslashes, a leading "-n" that `echo` would take as a flag). The
+ * install's admission policy (infra/confinement.ts) allows this command and no other.
  */
+export const ECHO_COMMAND_PREFIX: readonly string[] = ['printf', '%s\\n'];
+
 export function echoPodTemplate(message: string, image: string, labels: Record<string, string>): V1PodTemplateSpec {
   return {
     metadata: { labels },
@@ -27,7 +30,7 @@ export function echoPodTemplate(message: string, image: string, labels: Record<s
         {
           name: 'echo',
           image,
-          command: ['printf', '%s\\n', message],
+          command: [...ECHO_COMMAND_PREFIX, message],
           resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
           securityContext: {
             allowPrivilegeEscalation: false,

@@ -3,7 +3,7 @@
  * (`NewControllerManagedBy(mgr).For(&Echo{}).Owns(&Job{}).Complete(r)`), or kube-rs's
  * `Controller::new(api).owns(jobs)`:
  *
- *   controllerFor<Echo>(ECHOS)
+ *   controllerFor<Echo>(ECHOS, { transform: primaryForCache })
  *     .owns<V1Job>(JOBS, { labelSelector: MANAGED_SELECTOR, transform: jobForCache, writes: ['create', 'delete'] })
  *     .complete((caches, deps) => new EchoReconciler({ echos: caches.primary, jobs: caches.owned(JOBS), ... }));
  *
@@ -20,11 +20,26 @@ import type { Reconciler } from './reconciler.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
 
+/**
+ * A cache transform (controller-runtime's cache.Options Transform, kube-rs's reflector map):
+ * drops what the reconciler never reads, before an object is cached (listed, watched, or
+ * returned by a write of ours: read-your-writes stores transformed copies too). It may replace
+ * the object's top-level fields (obj.metadata = {...}) but must not change the objects nested in
+ * them: a written object is transformed as a shallow copy, whose nested objects the writer still
+ * holds. Default: stripForCache (managedFields and the last-applied annotation dropped).
+ */
+export type CacheTransform<T> = (obj: T) => T;
+
+export interface PrimaryOptions<T> {
+  /** See CacheTransform. */
+  transform?: CacheTransform<T>;
+}
+
 export interface OwnedOptions<T> {
   /** Only objects that match are cached and watched (what this controller labels); default all. */
   labelSelector?: string;
-  /** Drops what the reconciler never reads, before the object is cached. */
-  transform?: (obj: T) => T;
+  /** See CacheTransform. */
+  transform?: CacheTransform<T>;
   /** What the reconciler writes to this type; reading (get, list, watch) is implied. */
   writes: Verb[];
 }
@@ -49,6 +64,8 @@ export interface ControllerDeclaration<D, K extends ResourceType = ResourceType>
   /** Names the controller in logs and metrics (controller-runtime's `controller` label). */
   readonly name: string;
   readonly primary: K;
+  /** The primary cache's transform; undefined: the default (see CacheTransform). */
+  readonly primaryTransform?: CacheTransform<KubeObject>;
   readonly owned: readonly OwnedType[];
   reconciler(caches: ControllerCaches<KubeObject>, deps: D): Reconciler;
 }
@@ -58,7 +75,10 @@ export class ControllerBuilder<P extends KubeObject, K extends ResourceType> {
   /** controller-runtime's default: the primary kind in lower case. */
   private name: string;
 
-  constructor(private readonly primary: K) {
+  constructor(
+    private readonly primary: K,
+    private readonly primaryOptions: PrimaryOptions<P> = {},
+  ) {
     this.name = primary.kind.toLowerCase();
   }
 
@@ -79,6 +99,7 @@ export class ControllerBuilder<P extends KubeObject, K extends ResourceType> {
     return {
       name: this.name,
       primary: this.primary,
+      primaryTransform: this.primaryOptions.transform as CacheTransform<KubeObject> | undefined,
       owned: [...this.ownedTypes],
       reconciler: reconciler,
     };
@@ -86,8 +107,11 @@ export class ControllerBuilder<P extends KubeObject, K extends ResourceType> {
 }
 
 /** Starts a declaration for the primary kind `type` (controller-runtime's For). */
-export function controllerFor<P extends KubeObject, K extends ResourceType = ResourceType>(type: K): ControllerBuilder<P, K> {
-  return new ControllerBuilder<P, K>(type);
+export function controllerFor<P extends KubeObject, K extends ResourceType = ResourceType>(
+  type: K,
+  options: PrimaryOptions<P> = {},
+): ControllerBuilder<P, K> {
+  return new ControllerBuilder<P, K>(type, options);
 }
 
 export function sameType(a: ResourceType, b: ResourceType): boolean {
@@ -110,10 +134,12 @@ export interface PolicyRule {
 const READ: Verb[] = ['get', 'list', 'watch'];
 
 /**
- * The rules a set of controllers needs: to read its primary kinds, write their status, and set
+ * The rules a set of controllers needs: to read its primary kinds, patch their status (status is
+ * only ever patched, merge or apply, never replaced: no `update` on <primary>/status), and set
  * owner references that block owner deletion (update on <primary>/finalizers, which the
- * OwnerReferencesPermissionEnforcement admission plugin checks); to read and write, as declared,
- * the kinds they own. Resources of one group with the same verbs share a rule.
+ * OwnerReferencesPermissionEnforcement admission plugin checks whatever the verb of the write that
+ * sets them); to read and write, as declared, the kinds they own. Resources of one group with the
+ * same verbs share a rule.
  */
 export function rulesFor(declarations: readonly ControllerDeclaration<unknown>[]): PolicyRule[] {
   const verbsByResource = new Map<string, { group: string; resource: string; verbs: Set<Verb> }>();
@@ -125,7 +151,7 @@ export function rulesFor(declarations: readonly ControllerDeclaration<unknown>[]
   };
   for (const d of declarations) {
     grant(d.primary.group, d.primary.resource, READ);
-    grant(d.primary.group, `${d.primary.resource}/status`, ['patch', 'update']);
+    grant(d.primary.group, `${d.primary.resource}/status`, ['patch']);
     grant(d.primary.group, `${d.primary.resource}/finalizers`, ['update']);
     for (const o of d.owned) grant(o.type.group, o.type.resource, [...READ, ...o.writes]);
   }

@@ -32,4 +32,5 @@ export {
   type WatchEvent,
   type WatchOptions,
 } from './listwatch.js';
+export { MALFORMED_REASONS, malformedObject, malformedWatchEvent, type ExpectedType, type MalformedReason } from './malformed.js';
 export { InformerSet, informerLiveness, type InformerSetOptions } from './informerset.js';

@@ -4,7 +4,7 @@
  * it as one event source and one cache.
  */
 import type { RestClient } from '../../kube/rest.js';
-import type { ResourceType } from '../../kube/resources.js';
+import { apiVersionOf, type ResourceType } from '../../kube/resources.js';
 import type { EventHandler, EventSource } from '../cache/handler.js';
 import type { ObjectCache } from '../cache/objectcache.js';
 import { CONTROLLER_OWNER_INDEX, type KubeObject } from '../cache/store.js';
@@ -40,6 +40,7 @@ export class InformerSet<T extends KubeObject> implements EventSource<T>, Object
         ...options.informer,
         name,
         metrics: options.metrics?.(name) ?? options.informer.metrics,
+        expectedType: { apiVersion: apiVersionOf(options.type), kind: options.type.kind },
         listerWatcher: kubeListerWatcher<T>(options.rest, options.type, {
           namespace,
           labelSelector: options.labelSelector,

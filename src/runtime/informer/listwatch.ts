@@ -5,12 +5,17 @@
  * Guarantees of kubeListerWatcher:
  *  - list() returns one page; items carry apiVersion and kind (the server omits them inside a
  *    List but sends them in watch events, and cached objects should look the same either way).
+ *    With `onItem`, the page is decoded as it arrives (kube/listdecode.ts) and each item goes to
+ *    onItem as soon as it is parsed, never into the result's `items`: the caller trims one object
+ *    at a time and no page is ever held whole, as text or parsed.
  *  - watch() hands events to onEvent in stream order and resolves when the server ends the
  *    stream (its timeoutSeconds passed) or `signal` aborts. It never passes an ERROR event on:
  *    the Status inside becomes the ApiError watch() rejects with, so a 410 Gone ("too old
  *    resource version") arrives as an ApiError with code 410 (isGone), like a 410 answer would.
- *  - A line that is not JSON rejects with an ApiError of code 0 (a broken stream, transient);
- *    a throw from onEvent ends the stream and watch() rejects with that very error.
+ *  - A line that is not a JSON object is passed on as an UNPARSEABLE event (the reflector counts
+ *    and skips it, as client-go's reflector skips an event it cannot decode), and the watch goes
+ *    on; an object without apiVersion or kind gets the watched type's, as listed items do. A
+ *    throw from onEvent ends the stream and watch() rejects with that very error.
  */
 import { ApiError, type StatusBody } from '../../kube/errors.js';
 import type { Query, RestClient } from '../../kube/rest.js';
@@ -38,11 +43,22 @@ export interface WatchOptions {
   allowWatchBookmarks?: boolean;
 }
 
-/** For BOOKMARK, object carries only metadata.resourceVersion; for ERROR, a Status. */
-export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: StatusBody };
+/**
+ * For BOOKMARK, object carries only metadata.resourceVersion; for ERROR, a Status; UNPARSEABLE
+ * stands for a stream line that is not a JSON object (its length only: a line is not logged).
+ * What the server sends is not checked here: object may be anything (see malformed.ts).
+ */
+export type WatchEvent<T> =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T }
+  | { type: 'ERROR'; object: StatusBody }
+  | { type: 'UNPARSEABLE'; object?: undefined; length: number };
 
 export interface ListerWatcher<T> {
-  list(options: ListOptions, signal?: AbortSignal): Promise<ListResult<T>>;
+  /**
+   * One page. With onItem, items may be handed to it one by one as they are decoded instead of
+   * returned in `items` (unchecked: an item may be anything the server sent); a fake may ignore it.
+   */
+  list(options: ListOptions, signal?: AbortSignal, onItem?: (item: unknown) => void): Promise<ListResult<T>>;
   /** Resolves when the stream ends normally or signal aborts; rejects on errors (410 = isGone). */
   watch(options: WatchOptions, onEvent: (event: WatchEvent<T>) => void, signal: AbortSignal): Promise<void>;
 }
@@ -76,15 +92,28 @@ export function kubeListerWatcher<T extends KubeObject>(
   const path = resourcePath(type, options.namespace);
   const selectors: Query = { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
   const apiVersion = apiVersionOf(type);
+  /** The server leaves apiVersion and kind out of a List's items; fills them in, on objects only. */
+  const withType = (item: unknown): unknown => {
+    if (typeof item === 'object' && item !== null && !Array.isArray(item)) {
+      const o = item as KubeObject;
+      o.apiVersion ??= apiVersion;
+      o.kind ??= type.kind;
+    }
+    return item;
+  };
 
   return {
-    async list(opts, signal) {
+    async list(opts, signal, onItem) {
       const query: Query = { ...selectors, limit: opts.limit || undefined, continue: opts.continue };
-      const body = await rest.request<ListBody<T>>('GET', path, { query, signal, timeoutMs: LIST_TIMEOUT_MS });
-      const items = body.items ?? [];
-      for (const item of items) {
-        item.apiVersion ??= apiVersion;
-        item.kind ??= type.kind;
+      const requestOpts = { query, signal, timeoutMs: LIST_TIMEOUT_MS };
+      const body = onItem
+        ? await rest.list<ListBody<T>>(path, requestOpts, (item) => onItem(withType(item)))
+        : await rest.request<ListBody<T>>('GET', path, requestOpts);
+      // Without onItem, or items the decoder could not single out (an escaped "items" key).
+      let items = (body.items ?? []).map(withType) as T[];
+      if (onItem) {
+        for (const item of items) onItem(item);
+        items = [];
       }
       return {
         items,
@@ -118,13 +147,14 @@ export function kubeListerWatcher<T extends KubeObject>(
           try {
             event = JSON.parse(line) as WatchEvent<T>;
           } catch {
-            fail(new ApiError(0, 'MalformedWatchEvent', `watch ${path}: not JSON: ${line.slice(0, 200)}`));
-            return;
+            event = { type: 'UNPARSEABLE', length: line.length };
           }
+          if (typeof event !== 'object' || event === null || Array.isArray(event)) event = { type: 'UNPARSEABLE', length: line.length };
           if (event.type === 'ERROR') {
             fail(watchEventError(event.object));
             return;
           }
+          if (event.type !== 'UNPARSEABLE' && event.type !== 'BOOKMARK') withType(event.object);
           try {
             onEvent(event);
           } catch (err) {

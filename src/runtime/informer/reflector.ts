@@ -28,6 +28,12 @@
  *    healthy stream is never cut, while a dead one (a half-open TCP connection, a proxy that
  *    dropped the stream) is noticed long before its 5-10 minute server-side timeout would have
  *    ended it; a stream that is merely quiet costs one cheap re-watch.
+ *  - A malformed event (an object that is null, has no name, or is of another kind; a line that
+ *    is not JSON; an unknown event type) is logged, counted (malformedEvent) and skipped, as
+ *    client-go's reflector does; the watch goes on and the resourceVersion does not move. A listed
+ *    item that could not be cached (null, no name, another kind) is skipped the same way.
+ *  - Listed objects are transformed one by one as the page is decoded, so a page's untrimmed
+ *    objects are never all alive at once (see kube/listdecode.ts).
  *
  * Every timer (backoff sleep, watchdog) and every request belongs to run(): when its signal
  * aborts, they are cancelled before run() resolves.
@@ -38,6 +44,7 @@ import { Backoff, type BackoffOptions } from '../backoff.js';
 import { realClock, type Clock, type Timer } from '../clock.js';
 import type { KubeObject } from '../cache/store.js';
 import { watchEventError, type ListerWatcher, type WatchEvent } from './listwatch.js';
+import { malformedObject, malformedWatchEvent, type ExpectedType, type MalformedReason } from './malformed.js';
 
 /** Where the reflector delivers what it learns; calls are synchronous and in order. */
 export interface ReflectorSink<T> {
@@ -65,6 +72,8 @@ export interface InformerMetrics {
    * 'inactive' (watchdog fired), 'short' (ended at once without events, backoff).
    */
   watchError(reason: 'gone' | 'error' | 'inactive' | 'short'): void;
+  /** informer_malformed_events_total{reason}: a watch event or listed item skipped (malformed.ts). */
+  malformedEvent(reason: MalformedReason): void;
 }
 
 export const nopInformerMetrics: InformerMetrics = {
@@ -73,6 +82,7 @@ export const nopInformerMetrics: InformerMetrics = {
   relist() {},
   watchStarted() {},
   watchError() {},
+  malformedEvent() {},
 };
 
 export interface ReflectorOptions<T> {
@@ -92,6 +102,8 @@ export interface ReflectorOptions<T> {
   backoff?: BackoffOptions;
   /** Applied to every listed or watched object before the sink sees it; default identity. */
   transform?: (obj: T) => T;
+  /** Objects of another apiVersion or kind are skipped as malformed; undefined: not checked. */
+  expectedType?: ExpectedType;
 }
 
 export interface ReflectorStatus {
@@ -132,6 +144,7 @@ export class Reflector<T extends KubeObject> {
   private readonly minWatchTimeoutSeconds: number;
   private readonly inactivityTimeoutMs: number;
   private readonly transform: (obj: T) => T;
+  private readonly expectedType: ExpectedType | undefined;
   private readonly backoff: Backoff;
 
   /** Where the next watch starts: the last list's resourceVersion, moved on by every event since. */
@@ -158,6 +171,7 @@ export class Reflector<T extends KubeObject> {
     this.minWatchTimeoutSeconds = options.minWatchTimeoutSeconds ?? DEFAULT_MIN_WATCH_TIMEOUT_SECONDS;
     this.inactivityTimeoutMs = options.inactivityTimeoutMs ?? DEFAULT_INACTIVITY_TIMEOUT_MS;
     this.transform = options.transform ?? ((obj) => obj);
+    this.expectedType = options.expectedType;
     this.backoff = new Backoff({ clock: this.clock, random: this.random, ...options.backoff });
     if (!(this.pageSize >= 0)) throw new RangeError(`Reflector: pageSize must be >= 0, got ${this.pageSize}`);
     if (!(this.minWatchTimeoutSeconds >= 1))
@@ -231,10 +245,24 @@ export class Reflector<T extends KubeObject> {
     let restarted = false;
     for (;;) {
       this.metrics.listRequest();
+      // Items of this page, trimmed as they are decoded; kept apart until the page is complete.
+      const pageItems: T[] = [];
+      let transformFailure: { error: unknown } | undefined;
+      const accept = (item: unknown): void => {
+        if (transformFailure) return;
+        const malformed = malformedObject(item, this.expectedType);
+        if (malformed) return this.skip(malformed, 'list', item);
+        try {
+          pageItems.push(this.transform(item as T));
+        } catch (err) {
+          transformFailure = { error: err };
+        }
+      };
       let page;
       try {
-        page = await this.lw.list({ limit: this.pageSize || undefined, continue: token }, signal);
+        page = await this.lw.list({ limit: this.pageSize || undefined, continue: token }, signal, accept);
       } catch (err) {
+        if (transformFailure) throw new SinkFailure(transformFailure.error);
         if (token !== undefined && isGone(err) && !restarted && !signal.aborted) {
           // The continue token outlived its snapshot (etcd compaction): start over, once.
           this.logger.info('list continue token expired; restarting the list', { pages });
@@ -247,12 +275,9 @@ export class Reflector<T extends KubeObject> {
         throw err;
       }
       pages++;
-      // Transform page by page, so at most one page of untrimmed objects is alive at a time.
-      try {
-        for (const obj of page.items) items.push(this.transform(obj));
-      } catch (err) {
-        throw new SinkFailure(err);
-      }
+      for (const obj of page.items) accept(obj);
+      if (transformFailure) throw new SinkFailure(transformFailure.error);
+      for (const obj of pageItems) items.push(obj);
       resourceVersion = page.resourceVersion;
       if (!page.continue) break;
       token = page.continue;
@@ -301,6 +326,8 @@ export class Reflector<T extends KubeObject> {
     const onEvent = (event: WatchEvent<T>): void => {
       if (failure || stop.signal.aborted) return; // a late event from a stream we already gave up on
       lastActivity = this.clock.now();
+      const malformed = malformedWatchEvent(event, this.expectedType);
+      if (malformed) return this.skip(malformed, 'watch', event?.object, event?.type);
       if (event.type === 'ERROR') {
         failure = { error: watchEventError(event.object) };
         stop.abort(failure.error);
@@ -340,18 +367,31 @@ export class Reflector<T extends KubeObject> {
     return 'ended';
   }
 
+  /** Only sound events (malformedWatchEvent found nothing) come here. */
   private deliver(event: WatchEvent<T>): void {
-    if (event.type === 'ERROR') return;
-    const rv = event.object?.metadata?.resourceVersion;
+    if (event.type === 'ERROR' || event.type === 'UNPARSEABLE') return;
+    const rv = event.object.metadata?.resourceVersion;
     if (event.type === 'BOOKMARK') {
-      if (rv) this.lastRV = rv;
-      return;
-    }
-    if (event.type !== 'ADDED' && event.type !== 'MODIFIED' && event.type !== 'DELETED') {
-      this.logger.warn('ignoring watch event of unknown type', { type: (event as { type: unknown }).type });
+      if (typeof rv === 'string' && rv) this.lastRV = rv;
       return;
     }
     this.sink.apply(event.type, this.transform(event.object));
-    if (rv) this.lastRV = rv;
+    if (typeof rv === 'string' && rv) this.lastRV = rv;
+  }
+
+  /**
+   * Logs and counts a malformed event or item. The log names what it can (type, kind, name:
+   * short strings) but never the object itself, which may be large or hold what a log must not.
+   */
+  private skip(reason: MalformedReason, from: 'list' | 'watch', object: unknown, type?: unknown): void {
+    this.metrics.malformedEvent(reason);
+    const o = (typeof object === 'object' && object !== null ? object : {}) as { kind?: unknown; metadata?: { name?: unknown } };
+    const short = (v: unknown): string | undefined => (typeof v === 'string' ? v.slice(0, 253) : undefined);
+    this.logger.warn(`skipping a malformed ${from === 'list' ? 'listed item' : 'watch event'}`, {
+      reason,
+      ...(from === 'watch' ? { type: short(type) } : {}),
+      kind: short(o.kind),
+      name: short(typeof o.metadata === 'object' && o.metadata !== null ? o.metadata.name : undefined),
+    });
   }
 }

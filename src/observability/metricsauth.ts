@@ -1,0 +1,153 @@
+/**
+ * Who may read the metrics: controller-runtime's `filters.WithAuthenticationAndAuthorization`, as
+ * kubebuilder scaffolds it. The caller's bearer token is checked with a TokenReview
+ * (authentication.k8s.io/v1), then the user it names with a SubjectAccessReview
+ * (authorization.k8s.io/v1) for verb `get` on the non-resource URL of the metrics path, the right
+ * that a `metrics-reader` ClusterRole (`nonResourceURLs: [/metrics]`, `verbs: [get]`) grants.
+ *
+ * Guarantees:
+ * - no bearer token, or one the API server does not accept: 401; a user without the right: 403;
+ *   only a review that said yes gives 200. A review that could not be made (API server down,
+ *   throttled, the operator lacking RBAC for reviews) answers 503 or 500, never 200, and is not
+ *   cached, so the next scrape asks again.
+ * - decisions are cached by a SHA-256 of the token (the token itself is never stored or logged):
+ *   allowed for 2 min, denied for 30 s, at most 1,000 of them (decisioncache.ts); concurrent
+ *   scrapes with one token share one pair of reviews. A revoked right is thus honoured within 2 min,
+ *   as with controller-runtime's filter.
+ * - each review has a short deadline (5 s), below Prometheus' default scrape timeout (10 s).
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { describeError, isTransient } from '../kube/errors.js';
+import type { RequestOpts } from '../kube/rest.js';
+import { nopLogger, type Logger } from '../runtime/log.js';
+import { DecisionCache } from './decisioncache.js';
+
+/** What the filter needs of RestClient (an interface, so tests can stand in for the API server). */
+export interface ReviewApi {
+  request<T = unknown>(method: string, path: string, opts?: RequestOpts): Promise<T>;
+}
+
+export interface MetricsAuthOptions {
+  api: ReviewApi;
+  /** The metrics path: the non-resource URL the SubjectAccessReview asks about. */
+  path: string;
+  /** Monotonic milliseconds for the cache; default performance.now. */
+  now?: () => number;
+  logger?: Logger;
+  /** Default 2 min: longer than usual scrape intervals, so a scraper costs ~nothing per scrape. */
+  allowedTtlMs?: number;
+  /** Default 30 s. */
+  deniedTtlMs?: number;
+  /** Default 1,000. */
+  maxEntries?: number;
+  /** Deadline of each review; default 5 s. */
+  reviewTimeoutMs?: number;
+}
+
+/** The answer for one request: 200 lets it through; anything else is sent with `message`. */
+export interface AuthOutcome {
+  status: 200 | 401 | 403 | 500 | 503;
+  message: string;
+  /** The authenticated user, when known (for logs; never the token). */
+  user?: string;
+}
+
+interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
+
+interface TokenReview {
+  status?: { authenticated?: boolean; user?: UserInfo; error?: string };
+}
+
+interface SubjectAccessReview {
+  status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string };
+}
+
+const TOKEN_REVIEWS = '/apis/authentication.k8s.io/v1/tokenreviews';
+const SUBJECT_ACCESS_REVIEWS = '/apis/authorization.k8s.io/v1/subjectaccessreviews';
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+export class MetricsAuth {
+  private readonly cache: DecisionCache<AuthOutcome>;
+  private readonly log: Logger;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: MetricsAuthOptions) {
+    this.log = options.logger ?? nopLogger;
+    this.timeoutMs = options.reviewTimeoutMs ?? 5_000;
+    const allowed = options.allowedTtlMs ?? 120_000;
+    const denied = options.deniedTtlMs ?? 30_000;
+    this.cache = new DecisionCache<AuthOutcome>({
+      ttlMs: (o) => (o.status === 200 ? allowed : denied),
+      maxEntries: options.maxEntries ?? 1_000,
+      now: options.now ?? (() => performance.now()),
+    });
+  }
+
+  /** Decides whether `req` may read the metrics. Never rejects. */
+  async check(req: IncomingMessage): Promise<AuthOutcome> {
+    const header = req.headers.authorization;
+    const token = header ? BEARER.exec(header)?.[1] : undefined;
+    if (!token) return { status: 401, message: 'Unauthorized: a bearer token is required' };
+    const key = createHash('sha256').update(token).digest('hex');
+    try {
+      return await this.cache.get(key, () => this.review(token));
+    } catch (err) {
+      // Not cached (DecisionCache keeps no failures): the next scrape asks again.
+      const transient = isTransient(err);
+      this.log.warn('metrics: could not review a scraper’s access', { error: describeError(err) });
+      return {
+        status: transient ? 503 : 500,
+        message: transient
+          ? 'Service Unavailable: the API server could not review the request; try again'
+          : 'Internal Server Error: the request could not be reviewed (see the operator log)',
+      };
+    }
+  }
+
+  private async review(token: string): Promise<AuthOutcome> {
+    const opts = { timeoutMs: this.timeoutMs };
+    const tr = await this.options.api.request<TokenReview>('POST', TOKEN_REVIEWS, {
+      ...opts,
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+    });
+    const user = tr.status?.user;
+    if (!tr.status?.authenticated || !user?.username) {
+      this.log.info('metrics: a scrape with a token the API server does not accept was refused', {
+        reason: tr.status?.error ?? 'not authenticated',
+      });
+      return { status: 401, message: 'Unauthorized: the bearer token was not accepted' };
+    }
+    const sar = await this.options.api.request<SubjectAccessReview>('POST', SUBJECT_ACCESS_REVIEWS, {
+      ...opts,
+      body: {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        spec: {
+          user: user.username,
+          uid: user.uid,
+          groups: user.groups,
+          extra: user.extra,
+          nonResourceAttributes: { path: this.options.path, verb: 'get' },
+        },
+      },
+    });
+    if (!sar.status?.allowed) {
+      this.log.info('metrics: a scraper without the right to read them was refused', {
+        user: user.username,
+        reason: sar.status?.reason ?? sar.status?.evaluationError ?? '',
+      });
+      return {
+        status: 403,
+        message: `Forbidden: user "${user.username}" may not get ${this.options.path} (bind it to the metrics-reader ClusterRole)`,
+        user: user.username,
+      };
+    }
+    return { status: 200, message: 'OK', user: user.username };
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * A real scraper against the in-cluster operator: the install as a user makes it (synthesized,
+ * applied, the operator image loaded into the node), serving its metrics over HTTPS with a
+ * certificate from a kubernetes.io/tls Secret (metrics.certSecret), and Debian's Prometheus
+ * (installed with apt-get when missing) scraping the Service's endpoint from the node's network
+ * namespace, where the pod network is routed:
+ *
+ * - job `reader`: a ServiceAccount token bound to the install's metrics-reader ClusterRole, the
+ *   certificate verified against the Secret's: the target is up and controller-runtime's series
+ *   (controller_runtime_reconcile_total, workqueue_depth) are stored;
+ * - job `nobody`: a token without the right: the target is down, its lastError says 403.
+ *
+ * The opt-in NetworkPolicy is applied too and accepted by the API server; the node's CNI bridge
+ * does not enforce NetworkPolicies, so this checks the object, not its enforcement. Prometheus is
+ * stopped and its data folder removed at the end, and the cluster with it.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { stringify } from 'yaml';
+import { synthesize } from '../../infra/chart.js';
+import { ensureDebianPackages } from '../../scripts/controlplane/node/host.js';
+import { loadOperatorImage } from '../../scripts/operator-image.js';
+import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
+import { startPrivateControlPlane } from '../support/faults.js';
+import { eventually } from '../support/kube.js';
+
+const NS = 'echoperator';
+const CERT_SECRET = 'echoperator-metrics-tls';
+const SERVICE_DNS = `echoperator-metrics.${NS}.svc`;
+
+interface Target {
+  labels: { job: string };
+  health: 'up' | 'down' | 'unknown';
+  lastError: string;
+}
+
+test(
+  'Prometheus scrapes the in-cluster operator over HTTPS: up with a metrics-reader token (controller-runtime series stored), down with 403 without',
+  { timeout: 600_000 },
+  async (t) => {
+    ensureDebianPackages({ prometheus: 'a real scraper of the metrics endpoint (node-metrics-prometheus test)' }, (l) => t.diagnostic(l));
+    const cp = await startPrivateControlPlane({ node: true });
+    t.after(() => cp.stop());
+    const k = cp.kubectl;
+    await loadOperatorImage(cp.state);
+    const work = mkdtempSync(join(tmpdir(), 'echoperator-prometheus-'));
+    t.after(() => rmSync(work, { recursive: true, force: true }));
+
+    // The install, with the metrics certificate from a Secret and the opt-in NetworkPolicy.
+    const { yaml, echoperator } = synthesize({ namespace: NS, metrics: { certSecret: CERT_SECRET, networkPolicy: { enabled: true } } });
+    const manifests = join(work, 'echoperator.k8s.yaml');
+    writeFileSync(manifests, yaml);
+    k.ok(['apply', '--server-side', '-f', manifests]);
+    const cert = selfSignedCertificate({ hosts: [SERVICE_DNS, `${SERVICE_DNS}.cluster.local`], commonName: SERVICE_DNS });
+    writeFileSync(join(work, 'tls.crt'), cert.cert);
+    writeFileSync(join(work, 'tls.key'), cert.key, { mode: 0o600 });
+    k.ok(['create', 'secret', 'tls', CERT_SECRET, '-n', NS, `--cert=${join(work, 'tls.crt')}`, `--key=${join(work, 'tls.key')}`]);
+    k.ok(['rollout', 'status', 'deployment/echoperator', '-n', NS, '--timeout=180s']);
+    const logs = k.ok(['logs', 'deployment/echoperator', '-n', NS]);
+    assert.match(logs, /serving over HTTPS to authorized callers, with the certificate of METRICS_CERT_DIR/);
+
+    const policy = k.json(['get', 'networkpolicy', 'echoperator-allow-metrics-traffic', '-n', NS]);
+    assert.deepEqual(policy.spec.policyTypes, ['Ingress']);
+    assert.deepEqual(policy.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }]);
+
+    // The scrapers' identities: one bound to metrics-reader, one with no binding.
+    for (const sa of ['prometheus', 'nobody']) k.ok(['create', 'serviceaccount', sa, '-n', NS]);
+    k.ok([
+      'create',
+      'clusterrolebinding',
+      'prometheus-metrics',
+      `--clusterrole=${echoperator.metricsReaderRoleName!}`,
+      `--serviceaccount=${NS}:prometheus`,
+    ]);
+    await eventually(
+      'the binding to take effect',
+      () => k.run(['auth', 'can-i', 'get', '/metrics', `--as=system:serviceaccount:${NS}:prometheus`]).stdout.trim() === 'yes',
+    );
+    for (const sa of ['prometheus', 'nobody']) {
+      writeFileSync(join(work, `${sa}.token`), k.ok(['create', 'token', sa, '-n', NS, '--duration=1h']).trim(), { mode: 0o600 });
+    }
+
+    // The Service's endpoints, as Prometheus' kubernetes_sd (role: endpoints) finds them: the pod's
+    // address. (The node's namespace routes the pod network; ClusterIPs only from inside pods.)
+    const slices = k.json(['get', 'endpointslices', '-n', NS, '-l', 'kubernetes.io/service-name=echoperator-metrics']).items as any[];
+    const slice = slices.find((e) => e.endpoints?.some((p: any) => p.conditions?.ready));
+    assert.ok(slice, 'a ready endpoint behind the metrics Service');
+    assert.equal(slice.ports[0].name, 'https');
+    const target = `${slice.endpoints.find((p: any) => p.conditions?.ready).addresses[0]}:${slice.ports[0].port}`;
+    const job = (name: string, token: string) => ({
+      job_name: name,
+      scheme: 'https',
+      metrics_path: '/metrics',
+      authorization: { type: 'Bearer', credentials_file: join(work, token) },
+      tls_config: { ca_file: join(work, 'tls.crt'), server_name: SERVICE_DNS },
+      static_configs: [{ targets: [target] }],
+    });
+    const config = join(work, 'prometheus.yml');
+    writeFileSync(
+      config,
+      stringify({
+        global: { scrape_interval: '2s', scrape_timeout: '2s' },
+        scrape_configs: [job('reader', 'prometheus.token'), job('nobody', 'nobody.token')],
+      }),
+    );
+
+    // Prometheus in the node's network namespace (the Service's address is routed there), on loopback.
+    const netns = `/run/netns/${cp.state.node!.netns}`;
+    const webPort = 19_000 + Math.floor(Math.random() * 900);
+    const data = join(work, 'data');
+    const prometheus = spawn(
+      'nsenter',
+      [
+        `--net=${netns}`,
+        'prometheus',
+        `--config.file=${config}`,
+        `--storage.tsdb.path=${data}`,
+        `--web.listen-address=127.0.0.1:${webPort}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    let promLog = '';
+    prometheus.stderr.on('data', (d: Buffer) => (promLog = (promLog + d.toString('utf8')).slice(-8000)));
+    const promExited = new Promise<void>((resolve) => prometheus.on('close', () => resolve()));
+    let stopped: Promise<void> | undefined;
+    const stopPrometheus = (): Promise<void> =>
+      (stopped ??= (async () => {
+        if (prometheus.exitCode === null && prometheus.signalCode === null) prometheus.kill('SIGTERM');
+        await promExited;
+        rmSync(data, { recursive: true, force: true });
+      })());
+    // Before the cluster (and its network namespace) goes, also when an assertion fails.
+    t.after(stopPrometheus);
+    try {
+      await scrapedAsExpected();
+    } finally {
+      await stopPrometheus();
+    }
+    assert.equal(spawnSync('pgrep', ['-f', '--', `--storage.tsdb.path=${data}`]).status, 1, 'Prometheus stopped');
+
+    async function scrapedAsExpected(): Promise<void> {
+      const api = (path: string): any => {
+        const r = spawnSync('nsenter', [`--net=${netns}`, 'curl', '-sf', `http://127.0.0.1:${webPort}${path}`], {
+          encoding: 'utf8',
+          timeout: 10_000,
+        });
+        if (r.status !== 0) throw new Error(`prometheus ${path}: curl exit ${r.status}: ${r.stderr}\n${promLog.slice(-2000)}`);
+        return JSON.parse(r.stdout);
+      };
+
+      const targets = await eventually(
+        'both targets scraped (reader up, nobody down)',
+        () => {
+          const active = api('/api/v1/targets?state=active').data.activeTargets as Target[];
+          const byJob: Record<string, Target> = Object.fromEntries(active.map((a) => [a.labels.job, a]));
+          const { reader, nobody } = byJob;
+          if (reader?.health === 'up' && nobody?.health === 'down') return { reader, nobody };
+          // eventually() reports the last error: the targets as Prometheus last saw them.
+          throw new Error(`targets: ${JSON.stringify(active.map((a) => [a.labels.job, a.health, a.lastError]))}`);
+        },
+        120_000,
+        1_000,
+      );
+      t.diagnostic(
+        `Prometheus: reader health=${targets.reader.health} lastError=${JSON.stringify(targets.reader.lastError)}; ` +
+          `nobody health=${targets.nobody.health} lastError=${JSON.stringify(targets.nobody.lastError)}`,
+      );
+      assert.equal(targets.reader.lastError, '');
+      assert.match(targets.nobody.lastError, /403/);
+
+      const up = (q: string): any[] => api(`/api/v1/query?query=${encodeURIComponent(q)}`).data.result;
+      assert.deepEqual(
+        up('up')
+          .map((r: any) => `${r.metric.job}=${r.value[1]}`)
+          .sort(),
+        ['nobody=0', 'reader=1'],
+      );
+      for (const series of ['controller_runtime_reconcile_total', 'workqueue_depth']) {
+        const found = up(`${series}{job="reader"}`);
+        assert.ok(found.length > 0, `${series} stored by Prometheus`);
+        assert.equal(up(`${series}{job="nobody"}`).length, 0, `${series} not readable without the right`);
+      }
+      t.diagnostic(
+        `controller-runtime series via Prometheus: ${up('controller_runtime_reconcile_total{job="reader"}')
+          .map((r: any) => `${r.metric.controller}/${r.metric.result}`)
+          .join(', ')}`,
+      );
+    }
+  },
+);
