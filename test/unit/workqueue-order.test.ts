@@ -97,6 +97,19 @@ describe('WorkQueue order: fairness across namespaces', () => {
     assert.deepEqual((await drain(queue)).slice(0, 6), ['a/fresh0', 'b/fresh', 'a/fresh1', 'a/fresh2', 'a/low0', 'b/low']);
   });
 
+  it('hands out first in, first out when asked for fifo, reporting the priority given', async () => {
+    const queue = new WorkQueue({ order: { fifo: true } });
+    queue.add('a/low', LOW_PRIORITY);
+    queue.add('a/1');
+    queue.add('b/1');
+    queue.add('a/2');
+    queue.add('a/low', 5); // raised, but keeps its place
+    const first = await queue.get();
+    assert.deepEqual(first, { key: 'a/low', priority: 5 });
+    queue.done('a/low');
+    assert.deepEqual(await drain(queue), ['a/1', 'b/1', 'a/2']);
+  });
+
   it('partitions by a function of the key when given one', async () => {
     const queue = new WorkQueue({ order: { partition: (k) => k.slice(0, 1) } });
     for (const k of ['x1', 'x2', 'y1']) queue.add(k);

@@ -100,6 +100,12 @@ class Level<K> {
 }
 
 export interface FairReadySetOptions<K extends string> {
+  /**
+   * First in, first out, as client-go's workqueue: no priorities, no partitions, no aging (a
+   * priority given is still reported back with the key). For comparison and for controllers that
+   * need the strict order; default false.
+   */
+  fifo?: boolean;
   /** Keys of one partition share turns; default namespaceOf. */
   partition?: (key: K) => string;
   /** See the header; Infinity turns aging off. Default DEFAULT_AGING_MS. */
@@ -109,6 +115,7 @@ export interface FairReadySetOptions<K extends string> {
 export class FairReadySet<K extends string> {
   private readonly partition: (key: K) => string;
   private readonly agingMs: number;
+  private readonly fifo: boolean;
   /** Every queued key's entry; an entry is here iff queued. */
   private readonly entries = new Map<K, Entry<K>>();
   /** Levels by value; `order` lists the normal ones (not AGED), highest first. */
@@ -121,8 +128,9 @@ export class FairReadySet<K extends string> {
   private agedServedLast = false;
 
   constructor(options: FairReadySetOptions<K> = {}) {
-    this.partition = options.partition ?? namespaceOf;
-    this.agingMs = options.agingMs ?? DEFAULT_AGING_MS;
+    this.fifo = options.fifo ?? false;
+    this.partition = this.fifo ? () => '' : (options.partition ?? namespaceOf);
+    this.agingMs = this.fifo ? Infinity : (options.agingMs ?? DEFAULT_AGING_MS);
     if (!(this.agingMs > 0)) throw new RangeError(`agingMs must be positive, got ${this.agingMs}`);
   }
 
@@ -137,10 +145,10 @@ export class FairReadySet<K extends string> {
   /** Queues key, which must not be queued already; `since` is when it became ready (for aging). */
   push(key: K, priority: number, since: number): void {
     if (this.entries.has(key)) throw new Error(`key ${key} is queued already`);
-    const entry: Entry<K> = { key, level: priority, priority, since, queued: true };
+    const entry: Entry<K> = { key, level: this.fifo ? DEFAULT_PRIORITY : priority, priority, since, queued: true };
     this.entries.set(key, entry);
-    this.levelOf(priority).push(this.partition(key), entry);
-    if (priority < DEFAULT_PRIORITY && this.agingMs !== Infinity) this.toAge.push(entry);
+    this.levelOf(entry.level).push(this.partition(key), entry);
+    if (entry.level < DEFAULT_PRIORITY && this.agingMs !== Infinity) this.toAge.push(entry);
   }
 
   /** Raises a queued key to `priority` if that is higher; returns whether it moved. */
@@ -148,6 +156,7 @@ export class FairReadySet<K extends string> {
     const entry = this.entries.get(key);
     if (!entry || priority <= entry.priority) return false;
     entry.priority = priority;
+    if (this.fifo) return true;
     // An aged entry keeps its turn among the aged unless the new priority is the default or above:
     // then it is fresh news, and goes where fresh news goes.
     if (entry.level === AGED && priority < DEFAULT_PRIORITY) return true;
