@@ -48,6 +48,8 @@ class FakeApi {
   writes: { method: string; path: string; body?: any }[] = [];
   existing = new Map<string, any>();
   refuse: (body: any) => ApiError | undefined = () => undefined;
+  /** Status PATCHes still to refuse with 409 (the cache behind). */
+  conflictStatus = 0;
   private rv = 100;
 
   async request<T>(method: string, path: string, opts: { body?: any; contentType?: string } = {}): Promise<T> {
@@ -58,6 +60,10 @@ class FakeApi {
     }
     const body = opts.body;
     if (method === 'PATCH' && path.endsWith('/status')) {
+      if (this.conflictStatus > 0) {
+        this.conflictStatus--;
+        throw new ApiError(409, 'Conflict', 'the object has been modified');
+      }
       const stored = this.existing.get(path.slice(0, -'/status'.length));
       if (body.metadata?.resourceVersion !== stored.metadata.resourceVersion) throw new ApiError(409, 'Conflict', 'modified');
       this.writes.push({ method, path, body });
@@ -178,6 +184,19 @@ describe('ScheduledEchoReconciler: refusals only a change can cure stall it', ()
       [['Ready', 'True']],
     );
     assert.equal(s.api.existing.get(CJ_PATH).metadata.ownerReferences[0].uid, 'se-uid');
+  });
+
+  it('a stall whose status write conflicts is retried with backoff (not terminal), and recorded with its one Event by the next pass', async () => {
+    const s = setup(scheduledEcho('61 * * * *'));
+    s.api.refuse = (body) => invalidSchedule(body.spec.schedule);
+    s.api.conflictStatus = 1;
+    const err = (await s.pass()) as ApiError;
+    assert.equal(err.code, 409, 'the conflict goes back to the queue');
+    assert.ok(!isTerminalError(err), 'not terminal: the stall is not recorded yet');
+    assert.deepEqual(s.events, [], 'no Event without the status');
+    assert.ok(isTerminalError(await s.pass()), 'the next pass records it');
+    assert.equal(condition(s.api.existing.get(SE_PATH), 'Stalled')?.status, 'True');
+    assert.equal(s.events.length, 1);
   });
 
   it('a healthy ScheduledEcho: the second pass writes nothing (no new writes from this work)', async () => {
