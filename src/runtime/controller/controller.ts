@@ -205,7 +205,8 @@ export class Controller {
             : 'reconcile failed for good; not retried until the object changes, or the recheck',
           { error: errorMessage(err), ...(recheck === undefined ? {} : { recheckAfterMs: recheck }) },
         );
-        if (recheck !== undefined) this.queue.addAfter(key, recheck);
+        // A look nobody is waiting for: behind fresh news, as a resync is.
+        if (recheck !== undefined) this.queue.addAfter(key, recheck, LOW_PRIORITY);
       } else {
         log.error('reconcile failed; will retry', { error: errorMessage(err), retries: this.queue.numRequeues(key) });
         this.queue.addRateLimited(key, priority);
