@@ -81,7 +81,10 @@ export interface EventRecorderOptions {
   aggregator?: AggregatorOptions;
   /** For the randomized first retry pause; default Math.random. */
   random?: () => number;
-  /** True while the operator has reconciles queued; Events wait meanwhile (default: never busy). */
+  /**
+   * True while the operator has reconciles queued; Events wait meanwhile, while fewer than half
+   * of queueSize wait (default: never busy).
+   */
   busy?: () => boolean;
   /** The longest an Event is held back while busy(); default 10000. */
   maxHoldMs?: number;
