@@ -18,6 +18,7 @@ import { createLogger } from './observability/logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { MetricsEndpoint } from './observability/metricsendpoint.js';
 import { CertificateError } from './observability/servingcert.js';
+import { realClock } from './runtime/clock.js';
 import { LeadershipLostError } from './runtime/leaderelection/index.js';
 import { VERSION } from './version.js';
 
@@ -103,12 +104,16 @@ async function main(): Promise<number> {
   hasQueuedWork = () => manager.hasQueuedWork();
 
   const stop = new AbortController();
+  // The shutdown budget runs from the signal: the workers drain first, the Events get the rest.
+  const shutdownBudgetMs = settings.shutdownTimeoutSeconds * 1000;
+  let stoppingSince: number | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stop.signal.aborted) {
       log.warn('second signal: exiting now', { signal });
       process.exit(1);
     }
     log.info('stopping: finishing in-flight work', { signal });
+    stoppingSince = realClock.now();
     stop.abort(new Error(`received ${signal}`));
   };
   process.on('SIGTERM', onSignal);
@@ -133,7 +138,8 @@ async function main(): Promise<number> {
     }
     return 1;
   } finally {
-    await events.close(2000).catch(() => undefined);
+    const stoppedFor = realClock.now() - (stoppingSince ?? realClock.now());
+    await events.close(Math.max(0, shutdownBudgetMs - stoppedFor)).catch(() => undefined);
     await health?.close();
     await metricsServer?.close();
     rest.close();
