@@ -12,6 +12,7 @@ import { CONTROLLERS } from './controllers/index.js';
 import { KubeConfigError, loadKubeConfig } from './kube/config.js';
 import { RestClient } from './kube/rest.js';
 import { Manager, type ManagerConfig } from './manager/manager.js';
+import { StartupTimeoutError } from './manager/startup.js';
 import { KubeEventRecorder, restEventSink } from './observability/events/index.js';
 import { HealthServer } from './observability/health.js';
 import { createLogger } from './observability/logging.js';
@@ -28,6 +29,8 @@ function managerConfig(s: Settings): ManagerConfig {
     jobImage: s.jobImage,
     resyncPeriodMs: s.resyncPeriodSeconds * 1000,
     shutdownTimeoutMs: s.shutdownTimeoutSeconds * 1000,
+    cacheSyncTimeoutMs: s.cacheSyncTimeoutSeconds * 1000,
+    apiUnreachableTimeoutMs: s.apiUnreachableTimeoutSeconds * 1000,
     leaderElection: s.haEnabled
       ? {
           leaseName: s.haLeaseLockName,
@@ -113,6 +116,8 @@ async function main(): Promise<number> {
     if (stop.signal.aborted && err === stop.signal.reason) return 0;
     if (err instanceof LeadershipLostError) {
       log.error('leadership lost: exiting so that a fresh process can stand for election', { error: err.message });
+    } else if (err instanceof StartupTimeoutError) {
+      log.error('could not start in time: exiting so that a fresh process tries again', { error: err.message });
     } else {
       log.error('fatal error', { error: err instanceof Error ? err.message : String(err) });
     }

@@ -57,6 +57,9 @@ export interface Settings {
   jobImage: string;
   /** 0 = no periodic resync. */
   resyncPeriodSeconds: number;
+  cacheSyncTimeoutSeconds: number;
+  /** 0 = no "apiserver" liveness check. */
+  apiUnreachableTimeoutSeconds: number;
 }
 
 /** What computed defaults may look at; injectable so tests do not depend on the machine. */
@@ -268,6 +271,26 @@ export const SETTINGS: SettingsTable = {
     parser: seconds({ allowZero: true, max: DAY, accepts: `a number of seconds from 0 (off) to ${DAY}` }),
     default: 0,
     defaultText: '0 (off)',
+  },
+  cacheSyncTimeoutSeconds: {
+    env: 'CACHE_SYNC_TIMEOUT_SECONDS',
+    flag: '--cache-sync-timeout-seconds',
+    valueName: 'seconds',
+    description:
+      "how long the start may take (reaching the API server, finding the CRDs, the caches' first sync) before the process exits 1 naming the last problem",
+    parser: positiveSeconds(),
+    default: 120,
+    defaultText: '120',
+  },
+  apiUnreachableTimeoutSeconds: {
+    env: 'API_UNREACHABLE_TIMEOUT_SECONDS',
+    flag: '--api-unreachable-timeout-seconds',
+    valueName: 'seconds',
+    description:
+      'how long the API server may give no answer at all (timeouts, refused connections, a silent proxy) while requests are made before /healthz fails',
+    parser: seconds({ allowZero: true, max: HOUR, accepts: `a number of seconds from 0 (no such check) to ${HOUR}` }),
+    default: 120,
+    defaultText: '120',
   },
 };
 

@@ -48,6 +48,8 @@ const DEFAULTS: Settings = {
   shutdownTimeoutSeconds: 30,
   jobImage: 'busybox:1.37',
   resyncPeriodSeconds: 0,
+  cacheSyncTimeoutSeconds: 120,
+  apiUnreachableTimeoutSeconds: 120,
 };
 
 describe('settings: defaults', () => {
@@ -109,6 +111,8 @@ describe('settings: sources and precedence', () => {
       SHUTDOWN_TIMEOUT_SECONDS: '5',
       JOB_IMAGE: 'registry.example.com:5000/tools/busybox:1.36',
       RESYNC_PERIOD_SECONDS: '60',
+      CACHE_SYNC_TIMEOUT_SECONDS: '30',
+      API_UNREACHABLE_TIMEOUT_SECONDS: '0',
     };
     assert.deepEqual(parse([], env), {
       kubeconfig: '/tmp/kc',
@@ -130,6 +134,8 @@ describe('settings: sources and precedence', () => {
       shutdownTimeoutSeconds: 5,
       jobImage: 'registry.example.com:5000/tools/busybox:1.36',
       resyncPeriodSeconds: 60,
+      cacheSyncTimeoutSeconds: 30,
+      apiUnreachableTimeoutSeconds: 0,
     } satisfies Settings);
   });
 
@@ -220,6 +226,14 @@ const INVALID: { [K in keyof Settings]?: [string, RegExp][] } = {
   resyncPeriodSeconds: [
     ['-5', /a number of seconds from 0 \(off\) to 86400$/],
     ['2147484', /a number of seconds from 0 \(off\) to 86400; 2147484 is more than 86400$/],
+  ],
+  cacheSyncTimeoutSeconds: [
+    ['0', /a positive number of seconds up to 3600/],
+    ['forever', /a positive number of seconds/],
+  ],
+  apiUnreachableTimeoutSeconds: [
+    ['-1', /a number of seconds from 0 \(no such check\) to 3600$/],
+    ['3601', /3601 is more than 3600$/],
   ],
 };
 
