@@ -55,7 +55,11 @@ async function main(): Promise<number> {
     return 2;
   }
   const metrics = createMetrics();
-  const rest = new RestClient(kubeConfig, { userAgent: `echoperator/${VERSION} (${hostname()})`, metrics: metrics.rest });
+  const rest = new RestClient(kubeConfig, {
+    userAgent: `echoperator/${VERSION} (${hostname()})`,
+    metrics: metrics.rest,
+    exec: { log: log.child({ component: 'exec-credential' }) },
+  });
   log.info('starting echoperator', {
     version: VERSION,
     server: rest.server,

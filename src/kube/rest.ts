@@ -24,9 +24,10 @@
  */
 import { Agent, request as httpsRequest, type AgentOptions, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { basicProxyAuth, DeadlineExceeded, DIAL_OPTION, ProxyAgent, ProxyStalled, tunnel, type Dial } from './dial.js';
 import { ApiError, type StatusBody } from './errors.js';
+import { ExecCredentialPlugin, type ExecConfig, type ExecPluginOptions } from './execcredential.js';
 import { proxyFor } from './proxy.js';
 import { Reachability } from './reachability.js';
 import { MAX_RETRIES, nopRestClientMetrics, retryAfterMs, type RestClientMetrics } from './retry.js';
@@ -55,6 +56,8 @@ export interface RestClientOptions {
   env?: Record<string, string | undefined>;
   /** A monotonic clock in ms for `reachability`; default performance.now. */
   now?: () => number;
+  /** How an exec credential plugin is run (deadline, kill grace, where its stderr goes). */
+  exec?: Pick<ExecPluginOptions, 'timeoutMs' | 'killGraceMs' | 'log'>;
 }
 
 interface Answer {
@@ -63,8 +66,6 @@ interface Answer {
   retryAfter?: string | string[];
 }
 
-/** How long a credential plugin may stay unanswered before another run is started. */
-const AUTH_GIVE_UP_MS = 60_000;
 /**
  * How long one authentication serves later requests. client-node builds it anew on every call
  * (it decodes the kubeconfig's certificates and makes an https.Agent each time: ~3% of the
@@ -165,17 +166,35 @@ export class RestClient {
   readonly reachability: Reachability;
   private readonly metrics: RestClientMetrics;
   /** The authentication in flight, shared by the requests that wait for it (see authenticate). */
-  private auth: { startedAt: number; done: Promise<RequestOptions> } | undefined;
+  private auth: Promise<RequestOptions> | undefined;
   /** The last authentication's result, reused for AUTH_REUSE_MS. */
   private authenticated: { at: number; options: RequestOptions } | undefined;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The user's exec credential plugin, run by us (execcredential.ts) rather than by client-node. */
+  private readonly exec: ExecCredentialPlugin | undefined;
+  /** What client-node applies (TLS, tokens, token files, impersonation): the kubeconfig without the exec plugin. */
+  private readonly kc: KubeConfig;
 
-  constructor(
-    private readonly kc: KubeConfig,
-    options: RestClientOptions = {},
-  ) {
+  constructor(kc: KubeConfig, options: RestClientOptions = {}) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const user = kc.getCurrentUser();
+    const exec = user?.exec as ExecConfig | undefined;
+    this.kc = kc;
+    if (user && exec) {
+      this.exec = new ExecCredentialPlugin(exec, {
+        ...options.exec,
+        cluster: {
+          server: cluster.server,
+          'certificate-authority-data': cluster.caData,
+          'insecure-skip-tls-verify': cluster.skipTLSVerify || undefined,
+          'tls-server-name': cluster.tlsServerName,
+          'proxy-url': cluster.proxyUrl,
+        },
+      });
+      this.kc = new KubeConfig();
+      this.kc.loadFromClusterAndUser(cluster, { ...user, exec: undefined });
+    }
     this.server = cluster.server.replace(/\/+$/, '');
     this.url = new URL(this.server);
     this.basePath = this.url.pathname.replace(/\/$/, '');
@@ -279,37 +298,60 @@ export class RestClient {
   }
 
   /**
-   * client-node's TLS material and auth headers (it refreshes tokens and runs exec credential
-   * plugins), bounded by `signal`: a plugin that never answers fails the request at its deadline,
-   * as client-go's request context does, instead of blocking it (and a standby's acquire loop)
-   * forever. Concurrent requests share one authentication, so a hung plugin is one process, not
-   * one per request; one that has not answered for AUTH_GIVE_UP_MS is given up on (client-node
-   * offers no handle to kill it) and the next request starts another. A result serves the
-   * requests of the next AUTH_REUSE_MS too. Resolves with a copy the caller may change.
+   * TLS material and auth headers: client-node's (certificates, tokens, token files) and the exec
+   * credential plugin's (execcredential.ts: killed at its own deadline), bounded by `signal`: a
+   * plugin that never answers fails the request at the request's deadline, as client-go's
+   * request context does, instead of blocking it (and a standby's acquire loop). Concurrent
+   * requests share one authentication, so a hung plugin is one process, not one per request. A
+   * result serves the requests of the next AUTH_REUSE_MS too. Resolves with a copy the caller
+   * may change.
    */
   private async authenticate(method: string, path: string, signal: AbortSignal): Promise<RequestOptions> {
     const now = Date.now();
     const reuse = this.authenticated;
     if (reuse && now - reuse.at < AUTH_REUSE_MS)
       return { ...reuse.options, headers: { ...(reuse.options.headers as Record<string, string>) } };
-    if (!this.auth || now - this.auth.startedAt > AUTH_GIVE_UP_MS) {
-      const options: RequestOptions = { headers: {} };
-      const entry = { startedAt: now, done: this.kc.applyToHTTPSOptions(options).then(() => pemAsStrings(options)) };
+    if (!this.auth) {
+      const entry = this.authenticateOnce();
       this.auth = entry;
       const clear = (): void => {
         if (this.auth === entry) this.auth = undefined;
       };
-      entry.done.then((o) => {
+      entry.then((o) => {
         clear();
         this.authenticated = { at: Date.now(), options: o };
       }, clear);
     }
     try {
-      const options = await untilAborted(this.auth.done, signal);
+      const options = await untilAborted(this.auth, signal);
       return { ...options, headers: { ...(options.headers as Record<string, string>) } };
     } catch (err) {
       throw this.transportError(method, path, err, signal);
     }
+  }
+
+  private async authenticateOnce(): Promise<RequestOptions> {
+    const options: RequestOptions = { headers: {} };
+    await this.kc.applyToHTTPSOptions(options);
+    if (this.exec) {
+      const cred = await this.exec.credential();
+      const headers = options.headers as Record<string, string>;
+      // A token in the kubeconfig itself wins, as client-node applies it.
+      if (cred.token && !headers.Authorization) headers.Authorization = `Bearer ${cred.token}`;
+      if (cred.clientCertificateData) options.cert = cred.clientCertificateData;
+      if (cred.clientKeyData) options.key = cred.clientKeyData;
+    }
+    return pemAsStrings(options);
+  }
+
+  /**
+   * The server refused our credentials (401): an exec plugin's token is asked for anew, as
+   * client-go's exec authenticator does, instead of being reused until its expiry.
+   */
+  private refused(headers: Record<string, string>): void {
+    if (!this.exec) return;
+    this.exec.invalidate(headers.Authorization?.replace(/^Bearer /, ''));
+    this.authenticated = undefined;
   }
 
   /** Counts the answer's code, or '<error>' when none came (client-go's label for that). */
@@ -328,10 +370,11 @@ export class RestClient {
     return transportError(method, path, err, signal, this.proxy);
   }
 
-  /** Closes idle keep-alive sockets so the process can exit. */
+  /** Closes idle keep-alive sockets and stops a running credential plugin, so the process can exit. */
   close(): void {
     this.agent.destroy();
     this.streamAgent.destroy();
+    this.exec?.stop();
   }
 
   private async send(
@@ -384,6 +427,7 @@ export class RestClient {
       const req = (isHttps ? httpsRequest : httpRequest)(reqOptions, (res) => {
         answered = true;
         reachability.answered();
+        if (res.statusCode === 401) this.refused(headers);
         read(res).then(
           (text) => {
             if (settled) return;
