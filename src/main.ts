@@ -12,6 +12,7 @@ import { CONTROLLERS } from './controllers/index.js';
 import { KubeConfigError, loadKubeConfig } from './kube/config.js';
 import { RestClient } from './kube/rest.js';
 import { Manager, type ManagerConfig } from './manager/manager.js';
+import { StartupTimeoutError } from './manager/startup.js';
 import { KubeEventRecorder, restEventSink } from './observability/events/index.js';
 import { HealthServer } from './observability/health.js';
 import { createLogger } from './observability/logging.js';
@@ -31,6 +32,8 @@ function managerConfig(s: Settings): ManagerConfig {
     resyncPeriodMs: s.resyncPeriodSeconds * 1000,
     queueOrder: s.workQueueOrder,
     shutdownTimeoutMs: s.shutdownTimeoutSeconds * 1000,
+    cacheSyncTimeoutMs: s.cacheSyncTimeoutSeconds * 1000,
+    apiUnreachableTimeoutMs: s.apiUnreachableTimeoutSeconds * 1000,
     leaderElection: s.haEnabled
       ? {
           leaseName: s.haLeaseLockName,
@@ -55,7 +58,11 @@ async function main(): Promise<number> {
     return 2;
   }
   const metrics = createMetrics();
-  const rest = new RestClient(kubeConfig, { userAgent: `echoperator/${VERSION} (${hostname()})`, metrics: metrics.rest });
+  const rest = new RestClient(kubeConfig, {
+    userAgent: `echoperator/${VERSION} (${hostname()})`,
+    metrics: metrics.rest,
+    exec: { log: log.child({ component: 'exec-credential' }) },
+  });
   log.info('starting echoperator', {
     version: VERSION,
     server: rest.server,
@@ -133,6 +140,8 @@ async function main(): Promise<number> {
     }
     if (err instanceof LeadershipLostError) {
       log.error('leadership lost: exiting so that a fresh process can stand for election', { error: err.message });
+    } else if (err instanceof StartupTimeoutError) {
+      log.error('could not start in time: exiting so that a fresh process tries again', { error: err.message });
     } else {
       log.error('fatal error', { error: err instanceof Error ? err.message : String(err) });
     }
