@@ -723,7 +723,7 @@ describe('the metrics endpoint', () => {
     );
     assert.throws(
       () => parseValues('metrics: {networkPolicy: {namespaceLabels: {a: 1}}}\n'),
-      /metrics\.networkPolicy\.namespaceLabels must be a mapping of strings/,
+      /metrics\.networkPolicy\.namespaceLabels\.a must be a string, got 1/,
     );
     assert.throws(() => parseValues('metrics: {certSecret: [a]}\n'), /metrics\.certSecret must be a string/);
   });
