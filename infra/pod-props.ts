@@ -184,10 +184,13 @@ export function checkPodProps(p: ResolvedEchoperatorPodProps, ctx: PodPropsConte
         `${at}.name must be an environment variable name (letters, digits, '_', '-', '.'; not starting with a digit), got ${q(e?.name)}`,
       );
     }
+    if ((POD_ENV_NAMES as readonly string[]).includes(e.name)) {
+      fail(`${at}.name ${e.name} is set by the install itself, from the downward API: the pod's identity, which leader election uses`);
+    }
     if (ctx.installEnvNames.has(e.name)) {
       fail(
-        `${at}.name ${e.name} is set by the install itself (${[...ctx.installEnvNames].sort().join(', ')}): env overrides envFrom, so it ` +
-          'would silently replace a validated setting (set it through its values key) or the pod identity leader election uses',
+        `${at}.name ${e.name} is set by the install itself, in the settings ConfigMap: env overrides envFrom, so it would ` +
+          'silently replace the validated setting and escape the settings checksum; set it through its values key',
       );
     }
     if (names.has(e.name)) fail(`extraEnv sets ${e.name} twice`);

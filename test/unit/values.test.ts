@@ -14,7 +14,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { Ajv } from 'ajv';
 import { parse, parseAllDocuments } from 'yaml';
 import { synthesize, type Manifest } from '../../infra/chart.js';
-import { CONFIG_CHECKSUM_ANNOTATION, EchoperatorPropsError, type EchoperatorProps } from '../../infra/echoperator.js';
+import { CONFIG_CHECKSUM_ANNOTATION, EchoperatorPropsError, POD_ENV_NAMES, type EchoperatorProps } from '../../infra/echoperator.js';
 import { VALUES_SCHEMA_FILE, valuesJsonSchemaText } from '../../infra/values-schema.js';
 import { parseValues, ValuesError } from '../../infra/values.js';
 
@@ -130,7 +130,7 @@ describe('the pod settings Helm users expect', () => {
     assert.deepEqual(env.slice(-3), values.extraEnv);
     assert.deepEqual(
       env.slice(0, -3).map((e: { name: string }) => e.name),
-      ['POD_NAME', 'POD_NAMESPACE', 'NAMESPACE', 'HA_NODE_ID'],
+      POD_ENV_NAMES,
     );
   });
 
