@@ -228,17 +228,15 @@ describe('the pod settings Helm users expect', () => {
       [{ extraEnv: [{ name: 'A', valueFrom: {} }] }, /extraEnv\[0\]\.valueFrom must set exactly one of/],
     ];
     // Every variable the install sets itself, from the pod env and from the settings ConfigMap.
-    for (const name of [
-      'POD_NAME',
-      'POD_NAMESPACE',
-      'NAMESPACE',
-      'HA_NODE_ID',
-      'LOG_LEVEL',
-      'NUM_WORKERS',
-      'HA_LEASE_LOCK_NAME',
-      'METRICS_CERT_DIR',
-    ]) {
-      cases.push([{ extraEnv: [{ name, value: 'x' }] }, new RegExp(`extraEnv\\[0\\]\\.name ${name} is set by the install itself`)]);
+    for (const name of POD_ENV_NAMES) {
+      cases.push([
+        { extraEnv: [{ name, value: 'x' }] },
+        new RegExp(`extraEnv\\[0\\]\\.name ${name} is set by the install itself, from the downward API`),
+      ]);
+    }
+    for (const name of ['LOG_LEVEL', 'NUM_WORKERS', 'HA_LEASE_LOCK_NAME', 'METRICS_CERT_DIR']) {
+      const message = `extraEnv\\[0\\]\\.name ${name} is set by the install itself, in the settings ConfigMap: .* set it through its values key`;
+      cases.push([{ extraEnv: [{ name, value: 'x' }] }, new RegExp(message)]);
     }
     for (const [props, message] of cases) {
       assert.throws(
