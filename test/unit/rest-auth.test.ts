@@ -144,7 +144,8 @@ describe('exec credential plugins, run by the operator', () => {
     after(() => api.close());
     const runs = join(dir, 'runs');
     const info = join(dir, 'exec-info');
-    // Each run: count it, keep KUBERNETES_EXEC_INFO, answer a token valid for 2 s.
+    // Each run: count it, keep KUBERNETES_EXEC_INFO, answer a token valid for 3-4 s (whole seconds:
+    // `date` truncates), long enough that a loaded machine still asks again within it.
     const rest = pluginClient(
       `http://127.0.0.1:${(api.address() as { port: number }).port}`,
       [
@@ -152,7 +153,7 @@ describe('exec credential plugins, run by the operator', () => {
         `n=$(wc -l < "$STATE/runs" | tr -d ' ')`,
         `printf '%s' "$KUBERNETES_EXEC_INFO" > ${info}`,
         `echo "some progress on stderr" >&2`,
-        `exp=$(date -u -d '+2 seconds' +%Y-%m-%dT%H:%M:%SZ)`,
+        `exp=$(date -u -d '+4 seconds' +%Y-%m-%dT%H:%M:%SZ)`,
         `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"tok-%s","expirationTimestamp":"%s"}}' "$n" "$exp"`,
       ].join('\n'),
     );
@@ -168,7 +169,7 @@ describe('exec credential plugins, run by the operator', () => {
       spec: { interactive: false },
     });
 
-    await sleep(2100); // the token has expired
+    await sleep(3100); // the token has expired (at most 4 s after the run, 1.1 s of which had passed)
     await assert.rejects(rest.request('GET', '/api/c'), (err: ApiError) => err.code === 401);
     assert.equal(count(), 2, 'an expired token is asked for anew');
     await rest.request('GET', '/api/d');
