@@ -131,8 +131,8 @@ export interface ResourceQuantities {
 /** Container resources. Each quantity given replaces the default for that quantity only. */
 export interface EchoperatorResources {
   /**
-   * Memory follows the measured resident set (docs/benchmarks.md, "Memory"): 69 MiB idle,
-   * 103-109 MiB with 10,000 Echos and their 10,000 Jobs cached; the request covers that, so the
+   * Memory follows the measured resident set (docs/benchmarks.md, "Memory"): 57-69 MiB idle,
+   * 98-109 MiB with 10,000 Echos and their 10,000 Jobs cached; the request covers that, so the
    * scheduler places the operator only where what it uses is free. Users' annotations add
    * (almost) nothing: the caches do not keep them.
    * @default { cpu: '50m', memory: '128Mi' }
