@@ -16,5 +16,7 @@ test('Argo CD health of a real Echo whose message was printed: Healthy, with the
   assert.equal(printed(ns, done), 'printed for Argo CD\n');
   const ready = done.status.conditions.find((c: any) => c.type === 'Ready');
   assert.equal(ready.status, 'True');
-  assert.deepEqual(await argoCdHealth(done), { status: 'Healthy', message: ready.message });
+  const health = await argoCdHealth(done);
+  t.diagnostic(`Argo CD: echo done, printed: ${JSON.stringify(health)}`);
+  assert.deepEqual(health, { status: 'Healthy', message: ready.message });
 });
