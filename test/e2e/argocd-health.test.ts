@@ -110,3 +110,10 @@ test(
     assert.equal(again.health.status, 'Healthy');
   },
 );
+
+test('a kind argocd-cm has no check for is an error, never an answer', async () => {
+  await assert.rejects(
+    argoCdHealth({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Unknown', metadata: { name: 'x', generation: 1 } }),
+    /argocd-cm has no health check for mmontes.io\/Unknown/,
+  );
+});
