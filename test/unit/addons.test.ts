@@ -15,7 +15,8 @@ import { isZombie } from '../../scripts/controlplane/process.js';
 
 /** A process whose command line names `dir`, as the cluster's processes do. */
 function processIn(dir: string): { pid: number; exited: Promise<unknown> } {
-  const child = spawn('sh', ['-c', 'sleep 300', dir], { stdio: 'ignore' });
+  // One process (no shell with a child that would outlive it), with the folder as an argument.
+  const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', dir], { stdio: 'ignore' });
   return { pid: child.pid!, exited: new Promise((resolve) => child.once('exit', resolve)) };
 }
 
