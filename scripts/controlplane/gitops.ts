@@ -26,6 +26,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { recordAddon, stopAddon } from './addons.js';
+import { kubectlFor } from '../kubectl.js';
 import { ensureFluxBinaries, ensureGitServer } from './assets.js';
 import { freePort, writeKubeconfig, type ControlPlaneState } from './cluster.js';
 import { ControlPlaneError, formatDuration } from './errors.js';
@@ -67,11 +68,7 @@ export function readGitOpsState(clusterDir: string): GitOpsState | undefined {
   }
 }
 
-function kubectl(kubeconfig: string, args: string[], input?: string): string {
-  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input, timeout: 120_000 });
-  if (r.status !== 0) throw new ControlPlaneError(`kubectl ${args.join(' ')} failed: ${(r.stderr || String(r.error)).trim()}`);
-  return r.stdout;
-}
+const kubectl = (kubeconfig: string, args: string[], input?: string): string => kubectlFor(kubeconfig).ok(args, { input });
 
 /** The controllers' CRDs, served and Established. */
 function installCrds(kubeconfig: string, crdDirs: string[]): void {
