@@ -74,7 +74,9 @@ export function kubectlFor(kubeconfig: string, defaults: { timeoutMs?: number } 
       timeout: timeoutOf(opts),
       maxBuffer: MAX_BUFFER,
     });
-    return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.error ? errorText(r.error) : (r.stderr ?? '') };
+    // An error with an exit status (EPIPE: kubectl exited before reading its input) is kubectl's to explain.
+    const stderr = r.error && r.status === null ? errorText(r.error) : (r.stderr ?? '');
+    return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr };
   };
   const ok = (args: string[], opts: KubectlOptions = {}): string => {
     const r = run(args, opts);
@@ -83,14 +85,26 @@ export function kubectlFor(kubeconfig: string, defaults: { timeoutMs?: number } 
   };
   const okAsync = (args: string[], opts: KubectlOptions = {}): Promise<string> =>
     new Promise((resolve, reject) => {
-      const child = spawn('kubectl', argv(args, opts), { stdio: ['pipe', 'pipe', 'pipe'], env: envOf(opts), timeout: timeoutOf(opts) });
+      const stdin = opts.input === undefined ? 'ignore' : 'pipe';
+      // The deadline is ours, not spawn's `timeout`: that one's timer outlives a kubectl that never started.
+      const child = spawn('kubectl', argv(args, opts), { stdio: [stdin, 'pipe', 'pipe'], env: envOf(opts) });
+      const deadline = setTimeout(() => child.kill('SIGKILL'), timeoutOf(opts));
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d) => (stdout += d));
       child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', (err) => reject(new KubectlError(args, { code: -1, stdout, stderr: errorText(err) })));
-      child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new KubectlError(args, { code: code ?? -1, stdout, stderr }))));
-      child.stdin.end(opts.input ?? '');
+      child.on('error', (err) => {
+        clearTimeout(deadline);
+        reject(new KubectlError(args, { code: -1, stdout, stderr: errorText(err) }));
+      });
+      child.on('close', (code, signal) => {
+        clearTimeout(deadline);
+        if (code === 0) resolve(stdout);
+        else reject(new KubectlError(args, { code: code ?? -1, stdout, stderr: signal ? `${stderr}killed by ${signal}` : stderr }));
+      });
+      // A kubectl that exits before reading its input (a bad flag) breaks the pipe: its exit code says why.
+      child.stdin?.on('error', () => {});
+      child.stdin?.end(opts.input);
     });
   return {
     kubeconfig,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { KubectlError, kubectlFor } from '../../scripts/kubectl.js';
 
-/** A folder holding a `kubectl` that prints its arguments and stdin as JSON, and fails when asked to `fail`. */
+/** A folder holding a `kubectl` that prints its arguments and stdin as JSON, fails when asked to `fail`, and hangs when asked to `hang`. */
 function standInKubectl(): string {
   const dir = mkdtempSync(join(tmpdir(), 'kubectl-'));
   writeFileSync(
@@ -18,6 +18,7 @@ function standInKubectl(): string {
     [
       '#!/bin/sh',
       'for a in "$@"; do [ "$a" = fail ] && { echo "error: told to fail" >&2; exit 2; }; done',
+      'for a in "$@"; do [ "$a" = hang ] && exec sleep 300; done',
       'stdin=$(cat)',
       'printf \'{"args":"%s","stdin":"%s"}\' "$*" "$stdin"',
       '',
@@ -52,7 +53,19 @@ test('a failing kubectl is a KubectlError naming the command and its message, sy
     err instanceof KubectlError && err.message === 'kubectl get fail failed (2): error: told to fail' && err.result.code === 2;
   assert.throws(() => k.ok(['get', 'fail'], { env }), expected);
   await assert.rejects(k.okAsync(['get', 'fail'], { env }), expected);
+  // With input it does not read: the broken pipe is no crash, the exit code tells.
+  await assert.rejects(k.okAsync(['get', 'fail'], { env, input: 'x'.repeat(1 << 20) }), expected);
+  assert.throws(() => k.ok(['get', 'fail'], { env, input: 'x'.repeat(1 << 20) }), expected);
   assert.equal(k.run(['get', 'fail'], { env }).code, 2);
+});
+
+test('a kubectl that outlives its deadline is killed and is an error, sync and async', async (t) => {
+  const dir = standInKubectl();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const env = { PATH: `${dir}:${process.env.PATH}` };
+  const k = kubectlFor('/tmp/example.kubeconfig', { timeoutMs: 200 });
+  assert.throws(() => k.ok(['get', 'hang'], { env }), KubectlError);
+  await assert.rejects(k.okAsync(['get', 'hang'], { env }), /killed by SIGKILL/);
 });
 
 test('no kubectl on PATH: the error says to install it', async () => {
