@@ -91,8 +91,8 @@ export function kubectlFor(kubeconfig: string, defaults: { timeoutMs?: number } 
       const deadline = setTimeout(() => child.kill('SIGKILL'), timeoutOf(opts));
       let stdout = '';
       let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
+      child.stdout?.on('data', (d) => (stdout += d));
+      child.stderr?.on('data', (d) => (stderr += d));
       child.on('error', (err) => {
         clearTimeout(deadline);
         reject(new KubectlError(args, { code: -1, stdout, stderr: errorText(err) }));
