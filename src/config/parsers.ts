@@ -86,14 +86,22 @@ export function choice<const T extends string>(values: readonly T[], accepts = `
   };
 }
 
+/** Text in a format of validation.ts, returned as is. */
+function formatted(accepts: string, valid: (raw: string) => boolean): Parser<string> {
+  return {
+    accepts,
+    parse(raw) {
+      if (!valid(raw)) throw new InvalidValue();
+      return raw;
+    },
+  };
+}
+
 /** A namespace name: Kubernetes requires a DNS-1123 label. */
-export const namespaceName: Parser<string> = {
-  accepts: 'a namespace name (a DNS-1123 label: lower-case letters, digits and "-", at most 63 characters)',
-  parse(raw) {
-    if (!isDns1123Label(raw)) throw new InvalidValue();
-    return raw;
-  },
-};
+export const namespaceName = formatted(
+  'a namespace name (a DNS-1123 label: lower-case letters, digits and "-", at most 63 characters)',
+  (raw) => isDns1123Label(raw),
+);
 
 /** Comma-separated namespace names, blanks around commas ignored, duplicates dropped; empty = []. */
 export const namespaceList: Parser<string[]> = {
@@ -109,13 +117,10 @@ export const namespaceList: Parser<string[]> = {
   },
 };
 
-export const dnsSubdomain: Parser<string> = {
-  accepts: 'a DNS-1123 subdomain (lower-case letters, digits, "-" and ".", at most 253 characters)',
-  parse(raw) {
-    if (!isDns1123Subdomain(raw)) throw new InvalidValue();
-    return raw;
-  },
-};
+export const dnsSubdomain = formatted(
+  'a DNS-1123 subdomain (lower-case letters, digits, "-" and ".", at most 253 characters)',
+  isDns1123Subdomain,
+);
 
 /** Any text, including the empty string (where empty has a meaning, e.g. "in-cluster"). */
 export function text(accepts: string): Parser<string> {
@@ -123,28 +128,13 @@ export function text(accepts: string): Parser<string> {
 }
 
 export function nonEmptyText(accepts: string): Parser<string> {
-  return {
-    accepts,
-    parse(raw) {
-      if (raw === '') throw new InvalidValue();
-      return raw;
-    },
-  };
+  return formatted(accepts, (raw) => raw !== '');
 }
 
 /** An absolute URL path without query or fragment, e.g. /metrics. */
-export const urlPath: Parser<string> = {
-  accepts: 'an absolute URL path such as /metrics (no spaces, "?" or "#")',
-  parse(raw) {
-    if (!isUrlPath(raw)) throw new InvalidValue();
-    return raw;
-  },
-};
+export const urlPath = formatted('an absolute URL path such as /metrics (no spaces, "?" or "#")', isUrlPath);
 
-export const imageReference: Parser<string> = {
-  accepts: 'a container image reference such as busybox:1.37 or registry.example.com/tools/busybox@sha256:<digest>',
-  parse(raw) {
-    if (!isImageReference(raw)) throw new InvalidValue();
-    return raw;
-  },
-};
+export const imageReference = formatted(
+  'a container image reference such as busybox:1.37 or registry.example.com/tools/busybox@sha256:<digest>',
+  isImageReference,
+);
