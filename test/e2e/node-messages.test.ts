@@ -10,7 +10,7 @@ import { operatorFor, phase, printed } from '../support/runs.js';
 
 test(
   'messages come back from the pod byte for byte: shell metacharacters, a leading -n, non-ASCII, 4,096 characters',
-  { timeout: 180_000 },
+  { timeout: 360_000 },
   async (t) => {
     const ns = testNamespace(t, 'node-messages', {}, { pods: true });
     await operatorFor(t, ns);

@@ -15,7 +15,13 @@ export async function operatorFor(t: TestContext, ns: string, env: Record<string
   await waitReady(await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, ...env }));
 }
 
-export async function phase(ns: string, name: string, want: string, timeoutMs = 90_000): Promise<any> {
+/**
+ * Waits for the Echo's phase. The bound is generous because the tests share one
+ * kube-controller-manager, whose client sends at most 20 requests/s: a test that makes 1,500 Jobs
+ * at once (events-backlog) keeps the job controller from creating other tests' pods for a minute
+ * or two. A run itself takes seconds.
+ */
+export async function phase(ns: string, name: string, want: string, timeoutMs = 240_000): Promise<any> {
   return eventually(`Echo ${name} ${want}`, () => getEcho(ns, name).status?.phase === want && getEcho(ns, name), timeoutMs);
 }
 
