@@ -28,6 +28,7 @@ function managerConfig(s: Settings): ManagerConfig {
     workers: s.numWorkers,
     jobImage: s.jobImage,
     resyncPeriodMs: s.resyncPeriodSeconds * 1000,
+    queueOrder: s.workQueueOrder,
     shutdownTimeoutMs: s.shutdownTimeoutSeconds * 1000,
     leaderElection: s.haEnabled
       ? {

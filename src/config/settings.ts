@@ -61,6 +61,8 @@ export interface Settings {
   jobImage: string;
   /** 0 = no periodic resync. */
   resyncPeriodSeconds: number;
+  /** fair: priorities, turns across namespaces, aging (runtime/workqueue/fair.ts); fifo: client-go's order. */
+  workQueueOrder: 'fair' | 'fifo';
 }
 
 /** What computed defaults may look at; injectable so tests do not depend on the machine. */
@@ -292,6 +294,16 @@ export const SETTINGS: SettingsTable = {
     parser: seconds({ allowZero: true, max: DAY, accepts: `a number of seconds from 0 (off) to ${DAY}` }),
     default: 0,
     defaultText: '0 (off)',
+  },
+  workQueueOrder: {
+    env: 'WORK_QUEUE_ORDER',
+    flag: '--work-queue-order',
+    valueName: 'order',
+    description:
+      "order reconciles are run in; fair = fresh changes before the initial list and resyncs, namespaces taking turns, no key waiting more than 10 s behind them; fifo = first in, first out (client-go's)",
+    parser: choice(['fair', 'fifo'] as const),
+    default: 'fair',
+    defaultText: 'fair',
   },
 };
 

@@ -51,6 +51,8 @@ export interface ManagerConfig {
   jobImage: string;
   /** 0 = no periodic resync. */
   resyncPeriodMs: number;
+  /** The work queues' hand-out order (runtime/workqueue/fair.ts); default fair. */
+  queueOrder?: 'fair' | 'fifo';
   /** Bound on finishing in-flight reconciles at shutdown. */
   shutdownTimeoutMs: number;
   /** undefined = no leader election (one replica). */
@@ -100,6 +102,7 @@ export class Manager {
       logger: this.log,
       metrics: deps.controllerMetrics ?? nopControllerMetrics,
       queueMetrics: deps.queueMetrics ?? noopWorkQueueMetrics,
+      order: { fifo: config.queueOrder === 'fifo' },
     };
     for (const declaration of declarations) {
       const primary = this.cacheFor(declaration.primary, { transform: declaration.primaryTransform });

@@ -97,13 +97,17 @@ function restClientMetrics(registry: Registry): RestClientMetrics {
 function workQueueMetrics(registry: Registry): WorkQueueMetricsProvider {
   const registers = [registry];
   const labelNames = ['name'] as const;
+  // controller-runtime's priority queue labels its depth by priority; the wait time and the
+  // longest current wait are labelled the same way, so a dashboard can tell a backlog of the
+  // initial list (-100) from fresh events (0).
+  const byPriority = ['name', 'priority'] as const;
   const probes = new Map<string, () => InFlightWork>();
-  const depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames, registers });
+  const depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: byPriority, registers });
   const adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames, registers });
   const queueDuration = new Histogram({
     name: 'workqueue_queue_duration_seconds',
     help: 'How long in seconds an item stays in workqueue before being requested',
-    labelNames,
+    labelNames: byPriority,
     buckets: [...WORKQUEUE_DURATION_BUCKETS],
     registers,
   });
@@ -141,19 +145,30 @@ function workQueueMetrics(registry: Registry): WorkQueueMetricsProvider {
       for (const [name, probe] of probes) this.set({ name }, probe().longestRunningProcessorSeconds);
     },
   });
+  new Gauge({
+    name: 'workqueue_longest_waiting_seconds',
+    help: 'How many seconds the key that has waited longest in workqueue, of each priority, has been waiting to be handed out.',
+    labelNames: byPriority,
+    registers,
+    collect() {
+      for (const [name, probe] of probes) {
+        for (const [priority, seconds] of probe().longestWaitingSeconds ?? []) this.set({ name, priority: String(priority) }, seconds);
+      }
+    },
+  });
 
   return {
     forQueue(name, inFlight): WorkQueueMetrics {
       probes.set(name, inFlight);
       const labels = { name };
       // Created at zero so a queue that never retried still has a series.
-      depth.set(labels, 0);
+      depth.set({ name, priority: '0' }, 0);
       adds.inc(labels, 0);
       retries.inc(labels, 0);
       return {
-        setDepth: (keys) => depth.set(labels, keys),
+        setDepth: (keys, priority) => depth.set({ name, priority: String(priority) }, keys),
         incAdds: () => adds.inc(labels),
-        observeQueueDuration: (s) => queueDuration.observe(labels, s),
+        observeQueueDuration: (s, priority) => queueDuration.observe({ name, priority: String(priority) }, s),
         observeWorkDuration: (s) => workDuration.observe(labels, s),
         incRetries: () => retries.inc(labels),
       };

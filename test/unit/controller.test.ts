@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Controller, type ReconcileContext } from '../../src/runtime/controller/index.js';
 import type { EventHandler } from '../../src/runtime/controller/sources.js';
-import { ItemExponentialFailureRateLimiter } from '../../src/runtime/workqueue/index.js';
+import { ItemExponentialFailureRateLimiter, LOW_PRIORITY } from '../../src/runtime/workqueue/index.js';
 
 class Source<T> {
   handlers: EventHandler<T>[] = [];
@@ -29,6 +29,34 @@ describe('Controller', () => {
     const same = obj('c', 1);
     h.onUpdate!(same, same);
     assert.equal(c.queue.len(), 3, 'a resync passes');
+  });
+
+  it('queues the initial list and resyncs of unchanged objects behind fresh news, and keeps a priority on retry', async () => {
+    type Obj = { metadata: { name: string; namespace: string; generation: number; resourceVersion: string } };
+    const src = new Source<Obj>();
+    const o = (name: string, resourceVersion: string, generation = 1): Obj => ({
+      metadata: { name, namespace: 'ns', generation, resourceVersion },
+    });
+    const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchPrimary(src);
+    const h = src.handlers[0]!;
+    h.onAdd!(o('listed', '1'), true);
+    const resynced = o('resynced', '2');
+    h.onUpdate!(resynced, resynced);
+    h.onAdd!(o('created', '3'), false);
+    h.onUpdate!(o('changed', '4'), o('changed', '5', 2));
+    const order: { key: string; priority: number }[] = [];
+    for (let i = 0; i < 4; i++) {
+      const item = (await c.queue.get())!;
+      order.push(item);
+      c.queue.done(item.key);
+    }
+    assert.deepEqual(order, [
+      { key: 'ns/created', priority: 0 },
+      { key: 'ns/changed', priority: 0 },
+      { key: 'ns/listed', priority: LOW_PRIORITY },
+      { key: 'ns/resynced', priority: LOW_PRIORITY },
+    ]);
+    c.queue.shutDown();
   });
 
   it('maps owned objects to their controller owner of the right kind', () => {

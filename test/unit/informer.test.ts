@@ -614,6 +614,24 @@ describe('Informer', () => {
     await h.stop();
   });
 
+  it("tells onAdd whether the object is part of the initial list: the first LIST and a late handler's replay, not watch adds or a re-list", async () => {
+    const h = harness();
+    const adds: string[] = [];
+    h.informer.addEventHandler({ onAdd: (o, initial) => adds.push(`${describeObj(o)} ${initial === true}`) });
+    h.lw.objects = [obj('listed', '1')];
+    await h.start();
+    h.lw.watch0.emit('ADDED', obj('created', '2'));
+    h.lw.objects = [obj('listed', '1'), obj('created', '2'), obj('while-down', '3')];
+    h.lw.rv = '10';
+    h.lw.watch0.emit('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' });
+    await settle();
+    const late: string[] = [];
+    h.informer.addEventHandler({ onAdd: (o, initial) => late.push(`${describeObj(o)} ${initial === true}`) });
+    assert.deepEqual(adds, ['listed@1 true', 'created@2 false', 'while-down@3 false']);
+    assert.deepEqual(late.sort(), ['created@2 true', 'listed@1 true', 'while-down@3 true']);
+    await h.stop();
+  });
+
   it('replays the cache as adds to a handler added while running, and can remove handlers', async () => {
     const h = harness();
     h.lw.objects = [obj('a', '1'), obj('b', '2')];

@@ -67,10 +67,10 @@ describe('metrics: work queue', () => {
       Array.from({ length: 12 }, (_, i) => Number(`1e${i - 8}`)),
     );
     const m = createMetrics({ defaultMetrics: false });
-    m.workqueue.forQueue('q', () => ({ unfinishedWorkSeconds: 0, longestRunningProcessorSeconds: 0 })).observeQueueDuration(0.001);
+    m.workqueue.forQueue('q', () => ({ unfinishedWorkSeconds: 0, longestRunningProcessorSeconds: 0 })).observeQueueDuration(0.001, 0);
     const text = await m.registry.metrics();
-    assert.match(text, /workqueue_queue_duration_seconds_bucket\{le="1e-8",name="q"\} 0/);
-    assert.match(text, /workqueue_queue_duration_seconds_bucket\{le="1000",name="q"\} 1/);
+    assert.match(text, /workqueue_queue_duration_seconds_bucket\{le="1e-8",name="q",priority="0"\} 0/);
+    assert.match(text, /workqueue_queue_duration_seconds_bucket\{le="1000",name="q",priority="0"\} 1/);
   });
 });
 

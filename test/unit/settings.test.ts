@@ -50,6 +50,7 @@ const DEFAULTS: Settings = {
   shutdownTimeoutSeconds: 30,
   jobImage: 'busybox:1.37',
   resyncPeriodSeconds: 0,
+  workQueueOrder: 'fair',
 };
 
 describe('settings: defaults', () => {
@@ -112,6 +113,7 @@ describe('settings: sources and precedence', () => {
       SHUTDOWN_TIMEOUT_SECONDS: '5',
       JOB_IMAGE: 'registry.example.com:5000/tools/busybox:1.36',
       RESYNC_PERIOD_SECONDS: '60',
+      WORK_QUEUE_ORDER: 'FIFO',
     };
     assert.deepEqual(parse([], env), {
       kubeconfig: '/tmp/kc',
@@ -135,6 +137,7 @@ describe('settings: sources and precedence', () => {
       shutdownTimeoutSeconds: 5,
       jobImage: 'registry.example.com:5000/tools/busybox:1.36',
       resyncPeriodSeconds: 60,
+      workQueueOrder: 'fifo',
     } satisfies Settings);
   });
 
@@ -227,6 +230,7 @@ const INVALID: { [K in keyof Settings]?: [string, RegExp][] } = {
     ['-5', /a number of seconds from 0 \(off\) to 86400$/],
     ['2147484', /a number of seconds from 0 \(off\) to 86400; 2147484 is more than 86400$/],
   ],
+  workQueueOrder: [['lifo', /one of fair, fifo$/]],
 };
 
 describe('settings: invalid values stop the process with exit code 2', () => {

@@ -5,6 +5,7 @@ import {
   BucketRateLimiter,
   DelayingQueue,
   ItemExponentialFailureRateLimiter,
+  LOW_PRIORITY,
   MaxOfRateLimiter,
   WorkQueue,
   defaultControllerRateLimiter,
@@ -59,7 +60,7 @@ describe('WorkQueue', () => {
     queue.add('a');
     const item = track(queue.get());
     await flushMicrotasks();
-    assert.deepEqual(item.value, { key: 'a' });
+    assert.deepEqual(item.value, { key: 'a', priority: 0 });
   });
 
   it('hands out keys in FIFO order, a re-added key going to the back', async () => {
@@ -96,7 +97,7 @@ describe('WorkQueue', () => {
 
     queue.done('a');
     await flushMicrotasks();
-    assert.deepEqual(second.value, { key: 'a' });
+    assert.deepEqual(second.value, { key: 'a', priority: 0 });
 
     const third = track(queue.get());
     queue.done('a');
@@ -130,7 +131,7 @@ describe('WorkQueue', () => {
     for (let i = 0; i < 60; i++) queue.add(`k${i}`);
     await flushMicrotasks();
     waiters.forEach((waiter, i) => {
-      assert.deepEqual(waiter.value, i < 60 ? { key: `k${i}` } : undefined);
+      assert.deepEqual(waiter.value, i < 60 ? { key: `k${i}`, priority: 0 } : undefined);
       assert.equal(waiter.settled, i < 60);
     });
     assert.equal(queue.len(), 0);
@@ -263,7 +264,7 @@ describe('DelayingQueue', () => {
     await clock.step(49);
     assert.equal(worker.settled, false);
     await clock.step(1);
-    assert.deepEqual(worker.value, { key: 'a' });
+    assert.deepEqual(worker.value, { key: 'a', priority: 0 });
   });
 
   it('keeps the earlier deadline when a waiting key is added again', async () => {
@@ -550,18 +551,23 @@ describe('work queue metrics', () => {
     const { provider, queues } = recordingProvider();
     const queue = new WorkQueue({ name: 'echo', clock, metrics: provider });
     const inFlight = queues[0]!.inFlight;
-    assert.deepEqual(inFlight(), { unfinishedWorkSeconds: 0, longestRunningProcessorSeconds: 0 });
+    assert.deepEqual(inFlight(), { unfinishedWorkSeconds: 0, longestRunningProcessorSeconds: 0, longestWaitingSeconds: new Map() });
 
     queue.add('a');
     queue.add('b');
     await queue.get();
     await clock.step(2000);
     await queue.get();
+    queue.add('c', LOW_PRIORITY);
     await clock.step(1000);
-    assert.deepEqual(inFlight(), { unfinishedWorkSeconds: 4, longestRunningProcessorSeconds: 3 });
+    const waiting = new Map([
+      [0, 0],
+      [LOW_PRIORITY, 1],
+    ]);
+    assert.deepEqual(inFlight(), { unfinishedWorkSeconds: 4, longestRunningProcessorSeconds: 3, longestWaitingSeconds: waiting });
 
     queue.done('a');
-    assert.deepEqual(inFlight(), { unfinishedWorkSeconds: 1, longestRunningProcessorSeconds: 1 });
+    assert.deepEqual(inFlight(), { unfinishedWorkSeconds: 1, longestRunningProcessorSeconds: 1, longestWaitingSeconds: waiting });
     assert.deepEqual(queue.unfinishedWork(), inFlight());
   });
 

@@ -4,7 +4,12 @@
  */
 
 export interface EventHandler<T> {
-  onAdd?(obj: T): void;
+  /**
+   * isInInitialList (client-go's): the object was delivered as part of what the cache already held
+   * when the handler started (the first LIST, or the cache's contents for a handler added later),
+   * not as news of a create. Controllers give such keys a low priority.
+   */
+  onAdd?(obj: T, isInInitialList?: boolean): void;
   onUpdate?(oldObj: T, newObj: T): void;
   onDelete?(obj: T): void;
 }

@@ -13,7 +13,15 @@
 import { randomUUID } from 'node:crypto';
 import { realClock, type Clock } from '../clock.js';
 import { nopLogger, type Logger } from '../log.js';
-import { newRateLimitingQueue, type RateLimiter, type RateLimitingQueue, type WorkQueueMetricsProvider } from '../workqueue/index.js';
+import {
+  DEFAULT_PRIORITY,
+  LOW_PRIORITY,
+  newRateLimitingQueue,
+  type FairReadySetOptions,
+  type RateLimiter,
+  type RateLimitingQueue,
+  type WorkQueueMetricsProvider,
+} from '../workqueue/index.js';
 import { nopControllerMetrics, type ControllerMetrics } from './metrics.js';
 import type { Reconciler } from './reconciler.js';
 import { controllerOwnerKey, generationOrDeletionChanged, objectKey, type EventSource, type KubeObject } from './sources.js';
@@ -28,6 +36,8 @@ export interface ControllerOptions {
   metrics?: ControllerMetrics;
   queueMetrics?: WorkQueueMetricsProvider;
   rateLimiter?: RateLimiter;
+  /** The queue's hand-out order (fairness partitions, aging); see workqueue/fair.ts. */
+  order?: FairReadySetOptions<string>;
 }
 
 /**
@@ -67,40 +77,47 @@ export class Controller {
       clock: this.clock,
       rateLimiter: options.rateLimiter,
       metrics: options.queueMetrics,
+      order: options.order,
     });
     this.metrics.setMaxConcurrency(this.name, this.workers);
   }
 
-  enqueue(key: string): void {
-    this.queue.add(key);
+  /** Queues key at `priority` (default 0; higher goes first: see workqueue/fair.ts). */
+  enqueue(key: string, priority: number = DEFAULT_PRIORITY): void {
+    this.queue.add(key, priority);
   }
 
-  /** The primary resource: adds, deletes, and updates that change generation or start deletion. */
+  /**
+   * The primary resource: adds, deletes, and updates that change generation or start deletion.
+   * What nobody is waiting for goes behind fresh news (controller-runtime's
+   * WithLowPriorityWhenUnchanged): objects of the initial list, and resyncs of unchanged objects.
+   */
   watchPrimary<T extends KubeObject>(source: EventSource<T>): this {
     source.addEventHandler({
-      onAdd: (obj) => this.enqueue(objectKey(obj)),
+      onAdd: (obj, isInInitialList) => this.enqueue(objectKey(obj), addPriority(isInInitialList)),
       onUpdate: (oldObj, newObj) => {
-        if (generationOrDeletionChanged(oldObj, newObj)) this.enqueue(objectKey(newObj));
+        if (generationOrDeletionChanged(oldObj, newObj)) this.enqueue(objectKey(newObj), updatePriority(oldObj, newObj));
       },
       onDelete: (obj) => this.enqueue(objectKey(obj)),
     });
     return this;
   }
 
-  /** Objects this controller creates: any change enqueues their controller owner. */
+  /** Objects this controller creates: any change enqueues their controller owner, prioritised as for the primary. */
   watchOwned<T extends KubeObject>(source: EventSource<T>, owner: { group: string; kind: string }): this {
-    const enqueueOwner = (obj: T): void => {
+    const enqueueOwner = (obj: T, priority: number): void => {
       const key = controllerOwnerKey(obj, owner.group, owner.kind);
-      if (key) this.enqueue(key);
+      if (key) this.enqueue(key, priority);
     };
     source.addEventHandler({
-      onAdd: enqueueOwner,
+      onAdd: (obj, isInInitialList) => enqueueOwner(obj, addPriority(isInInitialList)),
       onUpdate: (oldObj, newObj) => {
         // A Job moved from one owner to another wakes both.
-        enqueueOwner(oldObj);
-        enqueueOwner(newObj);
+        const priority = updatePriority(oldObj, newObj);
+        enqueueOwner(oldObj, priority);
+        enqueueOwner(newObj, priority);
       },
-      onDelete: enqueueOwner,
+      onDelete: (obj) => enqueueOwner(obj, DEFAULT_PRIORITY),
     });
     return this;
   }
@@ -148,11 +165,11 @@ export class Controller {
     for (;;) {
       const item = await this.queue.get();
       if (!item) return;
-      await this.process(item.key, inFlight);
+      await this.process(item.key, item.priority, inFlight);
     }
   }
 
-  private async process(key: string, signal: AbortSignal): Promise<void> {
+  private async process(key: string, priority: number, signal: AbortSignal): Promise<void> {
     const reconcileID = randomUUID();
     const slash = key.indexOf('/');
     const log = this.log.child(
@@ -164,7 +181,7 @@ export class Controller {
       const outcome = await this.reconciler.reconcile(key, { log, signal, reconcileID });
       this.queue.forget(key);
       if (outcome?.requeueAfterMs !== undefined) {
-        this.queue.addAfter(key, outcome.requeueAfterMs);
+        this.queue.addAfter(key, outcome.requeueAfterMs, outcome.priority ?? priority);
         this.metrics.reconciled(this.name, 'requeue_after', (this.clock.now() - started) / 1000);
       } else {
         this.metrics.reconciled(this.name, 'success', (this.clock.now() - started) / 1000);
@@ -175,13 +192,23 @@ export class Controller {
         log.debug('reconcile aborted', { reason: String(signal.reason) });
       } else {
         log.error('reconcile failed; will retry', { error: errorMessage(err), retries: this.queue.numRequeues(key) });
-        this.queue.addRateLimited(key);
+        this.queue.addRateLimited(key, priority);
       }
     } finally {
       this.metrics.activeWorkers(this.name, -1);
       this.queue.done(key);
     }
   }
+}
+
+function addPriority(isInInitialList: boolean | undefined): number {
+  return isInInitialList ? LOW_PRIORITY : DEFAULT_PRIORITY;
+}
+
+/** A resync delivers an object unchanged (same resourceVersion): nobody waits for it. */
+function updatePriority(oldObj: KubeObject, newObj: KubeObject): number {
+  const rv = newObj.metadata?.resourceVersion;
+  return oldObj === newObj || (rv !== undefined && rv === oldObj.metadata?.resourceVersion) ? LOW_PRIORITY : DEFAULT_PRIORITY;
 }
 
 function errorMessage(err: unknown): string {

@@ -18,9 +18,11 @@ export interface ReconcileContext {
 
 /**
  * undefined = done (the key's backoff is forgotten); requeueAfterMs = look again later without
- * counting a failure (e.g. waiting on a Job); a throw = failure, retried with per-key backoff.
+ * counting a failure (e.g. waiting on a Job), at `priority` (default: the priority the key was
+ * handed out with; see workqueue/fair.ts); a throw = failure, retried with per-key backoff at the
+ * priority it had.
  */
-export type ReconcileOutcome = { requeueAfterMs: number } | undefined;
+export type ReconcileOutcome = { requeueAfterMs: number; priority?: number } | undefined;
 
 export interface Reconciler {
   reconcile(key: string, ctx: ReconcileContext): Promise<ReconcileOutcome>;

@@ -140,7 +140,7 @@ export class Informer<T extends KubeObject> {
   /** Registers handlers; returns a function that unregisters them. See the guarantees above. */
   addEventHandler(handler: EventHandler<T>): () => void {
     this.handlers = [...this.handlers, handler];
-    if (handler.onAdd) for (const obj of this.cache.list()) this.call('onAdd', () => handler.onAdd!(obj));
+    if (handler.onAdd) for (const obj of this.cache.list()) this.call('onAdd', () => handler.onAdd!(obj, true));
     return () => {
       this.handlers = this.handlers.filter((h) => h !== handler);
     };
@@ -196,7 +196,10 @@ export class Informer<T extends KubeObject> {
   private onReplace(items: T[], resourceVersion: string): void {
     const { added, updated, deleted } = this.cache.replace(items, resourceVersion);
     const handlers = this.handlers;
-    for (const obj of added) for (const h of handlers) if (h.onAdd) this.call('onAdd', () => h.onAdd!(obj));
+    // Before the first sync, what the LIST finds is the initial list; after it (a re-list), an
+    // object the cache did not have was created while the watch was down: news.
+    const initial = !this.synced;
+    for (const obj of added) for (const h of handlers) if (h.onAdd) this.call('onAdd', () => h.onAdd!(obj, initial));
     for (const { oldObj, newObj } of updated)
       for (const h of handlers) if (h.onUpdate) this.call('onUpdate', () => h.onUpdate!(oldObj, newObj));
     for (const obj of deleted) for (const h of handlers) if (h.onDelete) this.call('onDelete', () => h.onDelete!(obj));

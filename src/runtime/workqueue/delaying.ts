@@ -4,6 +4,7 @@
  *
  *  - A key waits at most once: adding a waiting key again keeps the earlier deadline, so a
  *    later, longer backoff never postpones a retry already due sooner.
+ *  - A waiting key keeps the highest priority asked for it, and is added with it.
  *  - At its deadline a key is add()ed, so every WorkQueue guarantee (dedup, exclusivity)
  *    applies to it; keys due at the same moment are added in the order they were scheduled.
  *  - Waiting keys are not counted by len(); shutting down (either way) drops them and cancels
@@ -16,11 +17,14 @@
  * Kubernetes-style workqueue.
  */
 import type { Timer } from '../clock.js';
+import { DEFAULT_PRIORITY } from './fair.js';
 import { LONGEST_TIMER_MS, WorkQueue } from './queue.js';
 
 interface WaitingKey<K> {
   readonly key: K;
   readyAt: number;
+  /** The highest priority asked for the key while it waits. */
+  priority: number;
   /** Scheduling order: breaks ties between equal deadlines so they stay FIFO. */
   readonly seq: number;
   /** Position in the heap's array, kept current so a deadline can be moved earlier in O(log n). */
@@ -110,21 +114,25 @@ export class DelayingQueue<K extends string = string> extends WorkQueue<K> {
   private timerAt = Infinity;
   private nextSeq = 0;
 
-  /** Adds key once delayMs has passed (at once when delayMs <= 0); an earlier pending deadline for key wins. */
-  addAfter(key: K, delayMs: number): void {
+  /**
+   * Adds key, at `priority`, once delayMs has passed (at once when delayMs <= 0); an earlier
+   * pending deadline for key wins, and so does a higher priority.
+   */
+  addAfter(key: K, delayMs: number, priority: number = DEFAULT_PRIORITY): void {
     if (this.shuttingDown) return;
     if (!(delayMs > 0)) {
-      this.add(key);
+      this.add(key, priority);
       return;
     }
     const readyAt = this.clock.now() + delayMs;
     const existing = this.waitingByKey.get(key);
     if (existing) {
+      existing.priority = Math.max(existing.priority, priority);
       if (readyAt >= existing.readyAt) return;
       existing.readyAt = readyAt;
       this.waiting.movedEarlier(existing);
     } else {
-      const entry: WaitingKey<K> = { key, readyAt, seq: this.nextSeq++, index: -1 };
+      const entry: WaitingKey<K> = { key, readyAt, priority, seq: this.nextSeq++, index: -1 };
       this.waitingByKey.set(key, entry);
       this.waiting.push(entry);
     }
@@ -164,7 +172,7 @@ export class DelayingQueue<K extends string = string> extends WorkQueue<K> {
     for (let next = this.waiting.peek(); next !== undefined && next.readyAt <= now; next = this.waiting.peek()) {
       this.waiting.pop();
       this.waitingByKey.delete(next.key);
-      this.add(next.key);
+      this.add(next.key, next.priority);
     }
     this.arm();
   };

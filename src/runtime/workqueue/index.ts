@@ -5,6 +5,7 @@
  */
 export { WorkQueue, type WorkItem, type WorkQueueOptions } from './queue.js';
 export { DelayingQueue } from './delaying.js';
+export { DEFAULT_AGING_MS, DEFAULT_PRIORITY, FairReadySet, LOW_PRIORITY, namespaceOf, type FairReadySetOptions } from './fair.js';
 export {
   BucketRateLimiter,
   ItemExponentialFailureRateLimiter,

@@ -22,16 +22,24 @@ export interface InFlightWork {
   readonly unfinishedWorkSeconds: number;
   /** workqueue_longest_running_processor_seconds: the age of the oldest in-flight key; 0 when none. */
   readonly longestRunningProcessorSeconds: number;
+  /**
+   * workqueue_longest_waiting_seconds{priority}: per priority the queue has seen, how long its
+   * longest-waiting key has waited (0 when none waits). Optional for probes that have no waiting keys to report.
+   */
+  readonly longestWaitingSeconds?: ReadonlyMap<number, number>;
 }
 
 /** The event hooks of one queue; the queue's name is already bound. */
 export interface WorkQueueMetrics {
-  /** workqueue_depth (gauge): keys waiting to be handed out, counting those held back behind their own processing. */
-  setDepth(keys: number): void;
+  /**
+   * workqueue_depth{priority} (gauge, controller-runtime's priority label): keys of that priority
+   * waiting to be handed out, counting those held back behind their own processing.
+   */
+  setDepth(keys: number, priority: number): void;
   /** workqueue_adds_total (counter): adds that made a key dirty; re-adding a waiting key does not count. */
   incAdds(): void;
-  /** workqueue_queue_duration_seconds (histogram): from a key becoming dirty to its being handed out. */
-  observeQueueDuration(seconds: number): void;
+  /** workqueue_queue_duration_seconds{priority} (histogram): from a key becoming dirty to its being handed out. */
+  observeQueueDuration(seconds: number, priority: number): void;
   /** workqueue_work_duration_seconds (histogram): from a key being handed out to its done(). */
   observeWorkDuration(seconds: number): void;
   /** workqueue_retries_total (counter): keys requeued through addRateLimited. */

@@ -7,7 +7,11 @@
  *  - Exclusivity: a key handed to a worker is never handed to a second one until done(key),
  *    so two reconciles of the same object never run at once.
  *  - No lost wake-up: a key added while it is being processed is queued again by done(key).
- *  - Otherwise FIFO, and any number of workers may await get() at once (served oldest first).
+ *  - Order: by priority, then in turns across namespaces, then oldest first, with aging so that
+ *    no key starves (fair.ts states the rules and the bound). An add may raise a waiting key's
+ *    priority, never lower it; a key re-added while in flight is queued by done() with the
+ *    highest priority it was added with meanwhile. Any number of workers may await get() at once
+ *    (served in the order they asked).
  *
  * Shutting down stops adds. shutDown() is immediate: from then on get() resolves undefined,
  * and keys still queued are abandoned. shutDownWithDrain() keeps handing out the keys already
@@ -20,59 +24,36 @@
  * Keys are strings because dedup relies on Map identity, which for strings is value equality.
  */
 import { LONGEST_TIMER_MS, realClock, type Clock, type Timer } from '../clock.js';
+import { DEFAULT_PRIORITY, FairReadySet, type FairReadySetOptions } from './fair.js';
+import { Fifo } from './fifo.js';
 import { noopWorkQueueMetrics, type InFlightWork, type WorkQueueMetrics, type WorkQueueMetricsProvider } from './metrics.js';
 
-export interface WorkQueueOptions {
+export interface WorkQueueOptions<K extends string = string> {
   /** Labels the queue's metrics; a queue without a name reports none, as it cannot be told apart. */
   name?: string;
   clock?: Clock;
   metrics?: WorkQueueMetricsProvider;
+  /** The order keys are handed out in: partitions (default: namespaces) and aging; see fair.ts. */
+  order?: FairReadySetOptions<K>;
 }
 
 /** A key handed to a worker; an object so that undefined alone can mean "shut down". */
 export interface WorkItem<K extends string> {
   readonly key: K;
+  /** The priority it was queued with, for a requeue that keeps it (controller-runtime's GetWithPriority). */
+  readonly priority: number;
+}
+
+/** A key that needs a (further) pass: since when, and the highest priority it was added with. */
+interface Dirty {
+  readonly since: number;
+  priority: number;
 }
 
 type Waiter<K extends string> = (item: WorkItem<K> | undefined) => void;
 
 /** Re-exported from the clock, which caps every timer at it. */
 export { LONGEST_TIMER_MS };
-
-/**
- * A FIFO with O(1) push and amortised O(1) shift: Array.shift is O(n), which a queue of
- * 10,000+ keys cannot afford on every get().
- */
-class Fifo<T> {
-  /** Slots before `head` are consumed and cleared, so the values they held can be collected. */
-  private items: (T | undefined)[] = [];
-  private head = 0;
-
-  get length(): number {
-    return this.items.length - this.head;
-  }
-
-  push(item: T): void {
-    this.items.push(item);
-  }
-
-  /** The oldest item; call only when length > 0. */
-  shift(): T {
-    const item = this.items[this.head] as T;
-    this.items[this.head++] = undefined;
-    if (this.head === this.items.length) {
-      this.items.length = 0;
-      this.head = 0;
-    } else if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      // Compact once the consumed prefix is at least half the array: each consumed slot pays
-      // for at most one move, and memory stays within twice the live items.
-      this.items.copyWithin(0, this.head);
-      this.items.length -= this.head;
-      this.head = 0;
-    }
-    return item;
-  }
-}
 
 interface Drain {
   readonly promise: Promise<boolean>;
@@ -84,14 +65,18 @@ export class WorkQueue<K extends string = string> {
   protected readonly clock: Clock;
   protected readonly metrics: WorkQueueMetrics;
 
-  /** Keys ready to be handed out, oldest first. Every queued key is dirty and not processing, and is queued once. */
-  private readonly queue = new Fifo<K>();
   /**
-   * Keys that need a (further) pass, each with the time it became dirty, for queue latency.
-   * Holds every queued key, plus keys re-added while processing, which done() queues.
-   * A Map rather than a Set plus a side table of times: one lookup and one entry per key.
+   * Keys ready to be handed out, in hand-out order. Every queued key is dirty and not processing,
+   * is queued once, and has the priority its dirty entry has.
    */
-  private readonly dirty = new Map<K, number>();
+  private readonly queue: FairReadySet<K>;
+  /**
+   * Keys that need a (further) pass, each with the time it became dirty (queue latency, aging) and
+   * its priority. Holds every queued key, plus keys re-added while processing, which done() queues.
+   */
+  private readonly dirty = new Map<K, Dirty>();
+  /** How many dirty keys have each priority, for the depth gauge; a count of 0 is kept to report it. */
+  private readonly depthByPriority = new Map<number, number>();
   /** Keys handed out and not yet done, each with the time it was handed out. None is queued. */
   private readonly processing = new Map<K, number>();
   /** Workers awaiting get(), oldest first. Non-empty only while nothing is queued and the queue is running. */
@@ -101,21 +86,35 @@ export class WorkQueue<K extends string = string> {
   /** Set by the first shutDownWithDrain; kept once settled so later calls get the same answer. */
   private drain: Drain | undefined;
 
-  constructor(options: WorkQueueOptions = {}) {
+  constructor(options: WorkQueueOptions<K> = {}) {
     this.clock = options.clock ?? realClock;
+    this.queue = new FairReadySet<K>(options.order);
     const provider = options.name ? (options.metrics ?? noopWorkQueueMetrics) : noopWorkQueueMetrics;
     this.metrics = provider.forQueue(options.name ?? '', () => this.unfinishedWork());
   }
 
-  /** Marks key as needing processing. A no-op when it already waits, or once shutting down. */
-  add(key: K): void {
-    if (this.state !== 'running' || this.dirty.has(key)) return;
-    this.dirty.set(key, this.clock.now());
+  /**
+   * Marks key as needing processing, at `priority` (default 0; higher goes first). When it already
+   * waits, only raises its priority if this one is higher. A no-op once shutting down.
+   */
+  add(key: K, priority: number = DEFAULT_PRIORITY): void {
+    if (this.state !== 'running') return;
+    const waiting = this.dirty.get(key);
+    if (waiting) {
+      if (priority <= waiting.priority) return;
+      this.countDepth(waiting.priority, -1);
+      waiting.priority = priority;
+      this.countDepth(priority, +1);
+      this.queue.raise(key, priority);
+      return;
+    }
+    const now = this.clock.now();
+    this.dirty.set(key, { since: now, priority });
     this.metrics.incAdds();
-    this.metrics.setDepth(this.dirty.size);
+    this.countDepth(priority, +1);
     // A key in flight stays out of the queue, so no second worker can take it; done() queues it.
     if (this.processing.has(key)) return;
-    this.queue.push(key);
+    this.queue.push(key, priority, now);
     this.handOut();
   }
 
@@ -125,7 +124,7 @@ export class WorkQueue<K extends string = string> {
    */
   get(): Promise<WorkItem<K> | undefined> {
     if (this.queue.length > 0 && this.state !== 'stopped') {
-      return Promise.resolve(this.claim(this.queue.shift()));
+      return Promise.resolve(this.claim());
     }
     if (this.state !== 'running') return Promise.resolve(undefined);
     return new Promise((resolve) => this.waiters.push(resolve));
@@ -137,8 +136,9 @@ export class WorkQueue<K extends string = string> {
     if (startedAt === undefined) return;
     this.processing.delete(key);
     this.metrics.observeWorkDuration((this.clock.now() - startedAt) / 1000);
-    if (this.dirty.has(key)) {
-      this.queue.push(key);
+    const dirty = this.dirty.get(key);
+    if (dirty) {
+      this.queue.push(key, dirty.priority, dirty.since);
       this.handOut();
     }
     if (this.state === 'draining' && this.isIdle()) this.stop();
@@ -179,7 +179,10 @@ export class WorkQueue<K extends string = string> {
     return promise;
   }
 
-  /** The in-flight gauges, computed now; walks only the keys in flight. */
+  /**
+   * The gauges that grow with time, computed now: the in-flight ones walk the keys in flight; the
+   * longest wait per priority walks the waiting keys (a scrape's worth of work, not a hot path).
+   */
   unfinishedWork(): InFlightWork {
     const now = this.clock.now();
     let total = 0;
@@ -189,23 +192,37 @@ export class WorkQueue<K extends string = string> {
       total += age;
       if (age > longest) longest = age;
     }
-    return { unfinishedWorkSeconds: total / 1000, longestRunningProcessorSeconds: longest / 1000 };
+    const longestWaiting = new Map<number, number>();
+    for (const priority of this.depthByPriority.keys()) longestWaiting.set(priority, 0);
+    for (const { since, priority } of this.dirty.values()) {
+      const waited = (now - since) / 1000;
+      if (waited > longestWaiting.get(priority)!) longestWaiting.set(priority, waited);
+    }
+    return { unfinishedWorkSeconds: total / 1000, longestRunningProcessorSeconds: longest / 1000, longestWaitingSeconds: longestWaiting };
   }
 
-  private claim(key: K): WorkItem<K> {
+  /** Hands out the next queued key; call only when one is queued. */
+  private claim(): WorkItem<K> {
     const now = this.clock.now();
-    const addedAt = this.dirty.get(key) ?? now;
+    const { key, priority } = this.queue.shift(now)!;
+    const since = this.dirty.get(key)?.since ?? now;
     this.dirty.delete(key);
     this.processing.set(key, now);
-    this.metrics.observeQueueDuration((now - addedAt) / 1000);
-    this.metrics.setDepth(this.dirty.size);
-    return { key };
+    this.metrics.observeQueueDuration((now - since) / 1000, priority);
+    this.countDepth(priority, -1);
+    return { key, priority };
+  }
+
+  private countDepth(priority: number, delta: number): void {
+    const depth = (this.depthByPriority.get(priority) ?? 0) + delta;
+    this.depthByPriority.set(priority, depth);
+    this.metrics.setDepth(depth, priority);
   }
 
   /** Restores "waiters only while nothing is queued" after a key was queued. */
   private handOut(): void {
     while (this.waiters.length > 0 && this.queue.length > 0) {
-      this.waiters.shift()(this.claim(this.queue.shift()));
+      this.waiters.shift()(this.claim());
     }
   }
 

@@ -12,11 +12,12 @@
  */
 import type { Clock } from '../clock.js';
 import { DelayingQueue } from './delaying.js';
+import type { FairReadySetOptions } from './fair.js';
 import type { WorkQueueMetricsProvider } from './metrics.js';
 import type { WorkQueueOptions } from './queue.js';
 import { defaultControllerRateLimiter, type RateLimiter } from './ratelimiter.js';
 
-export interface RateLimitingQueueOptions<K extends string = string> extends WorkQueueOptions {
+export interface RateLimitingQueueOptions<K extends string = string> extends WorkQueueOptions<K> {
   /** Defaults to defaultControllerRateLimiter on the queue's clock. */
   rateLimiter?: RateLimiter<K>;
 }
@@ -29,11 +30,11 @@ export class RateLimitingQueue<K extends string = string> extends DelayingQueue<
     this.rateLimiter = options.rateLimiter ?? defaultControllerRateLimiter<K>(this.clock);
   }
 
-  /** Adds key after the wait the rate limiter gives it, counting a retry. */
-  addRateLimited(key: K): void {
+  /** Adds key, at `priority`, after the wait the rate limiter gives it, counting a retry. */
+  addRateLimited(key: K, priority?: number): void {
     if (this.shuttingDown) return;
     this.metrics.incRetries();
-    this.addAfter(key, this.rateLimiter.when(key));
+    this.addAfter(key, this.rateLimiter.when(key), priority);
   }
 
   /** Ends rate limiting for key (it succeeded); does not remove it from the queue. */
@@ -53,6 +54,7 @@ export function newRateLimitingQueue<K extends string = string>(options: {
   clock?: Clock;
   rateLimiter?: RateLimiter<K>;
   metrics?: WorkQueueMetricsProvider;
+  order?: FairReadySetOptions<K>;
 }): RateLimitingQueue<K> {
   return new RateLimitingQueue<K>(options);
 }
