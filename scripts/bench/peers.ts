@@ -25,11 +25,10 @@ import {
   log,
   median,
   mib,
-  minMax,
   now,
   processCpuSeconds,
   quantile,
-  ratio,
+  ratioCell,
   secs,
   sleep,
   startOperator,
@@ -218,8 +217,7 @@ function row(what: string, rs: Rounds, f: (r: Run) => number | undefined, fmt: (
   const ours = rs.map((r) => f(r.ours)).filter((x): x is number => x !== undefined && Number.isFinite(x));
   const peer = rs.map((r) => f(r.peer)).filter((x): x is number => x !== undefined && Number.isFinite(x));
   const ratios = rs.map((r) => (f(r.ours) ?? NaN) / (f(r.peer) ?? NaN)).filter(Number.isFinite);
-  const spread = ratios.length > 1 ? ` (${minMax(ratios, ratio)})` : '';
-  return [what, fmt(median(ours)), fmt(median(peer)), `**${ratio(median(ratios))}**${spread}`, goal];
+  return [what, fmt(median(ours)), fmt(median(peer)), ratioCell(ratios), goal];
 }
 
 const writesRow = (what: string, rs: Rounds, f: (r: Run) => WriteCount | undefined): string[] => {

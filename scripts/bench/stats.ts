@@ -27,6 +27,12 @@ export function minMax(xs: number[], f: (x: number) => string): string {
   return `${f(Math.min(...xs))} .. ${f(Math.max(...xs))}`;
 }
 
+/** A ratio column's cell: the median of per-round ratios in bold, then their range. */
+export function ratioCell(ratios: number[]): string {
+  const spread = ratios.length > 1 ? ` (${minMax(ratios, ratio)})` : '';
+  return `**${ratio(median(ratios))}**${spread}`;
+}
+
 export function table(header: string[], rows: string[][]): string {
   const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
