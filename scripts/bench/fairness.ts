@@ -23,6 +23,9 @@
  * counted: an aggregated Event's count), per Echo, so no ratio compares less work with more.
  */
 import type { CoreV1Event } from '@kubernetes/client-node';
+import { EVENTS } from '../../src/kube/resources.js';
+import type { KubeObject } from '../../src/runtime/cache/store.js';
+import { kubeListerWatcher } from '../../src/runtime/informer/index.js';
 import { scatterChart, type Series } from './chart.js';
 import {
   createNamespace,
@@ -40,6 +43,7 @@ import {
   startOperator,
   sumOf,
   table,
+  waitCpuCalm,
   waitReady,
   withRetry,
   type BenchEnv,
@@ -102,16 +106,16 @@ const PEER = 'controller-runtime';
 
 /** Occurrences of Events about Echos in the namespace (an aggregated Event counts `count` times). */
 async function echoEvents(env: BenchEnv, ns: string): Promise<number> {
+  const lister = kubeListerWatcher<CoreV1Event & KubeObject>(env.rest, EVENTS, {
+    namespace: ns,
+    fieldSelector: 'involvedObject.kind=Echo',
+  });
   let total = 0;
   let cont: string | undefined;
   do {
-    const page = await withRetry(() =>
-      env.rest.request<{ items: CoreV1Event[]; metadata?: { _continue?: string } }>('GET', `/api/v1/namespaces/${ns}/events`, {
-        query: { fieldSelector: 'involvedObject.kind=Echo', limit: '1000', ...(cont ? { continue: cont } : {}) },
-      }),
-    );
+    const page = await withRetry(() => lister.list({ limit: 1000, continue: cont }));
     for (const e of page.items) total += e.count ?? 1;
-    cont = page.metadata?._continue || undefined;
+    cont = page.continue;
   } while (cont);
   return total;
 }
@@ -276,7 +280,10 @@ export async function fairness(env: BenchEnv, o: FairnessOptions): Promise<Secti
       for (const p of inTurn(programs, r)) {
         const run = await fairnessRun(p, mode, o);
         results[mode].set(p.name, [...(results[mode].get(p.name) ?? []), run]);
-        await sleep(2000);
+        // The next run starts once the API server is done with this one's clean-up.
+        const waited = now();
+        const calm = await waitCpuCalm(env.controlPlanePids['kube-apiserver'], { maxMs: 30_000 });
+        log(`  kube-apiserver ${calm ? 'calm' : 'still busy (going on)'} after ${secs(now() - waited, 0)}`);
       }
     }
   }
