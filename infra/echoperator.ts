@@ -197,9 +197,14 @@ export class Echoperator extends Construct {
             }
           : { type: 'Recreate' },
         template: {
-          metadata: { labels, annotations: { [CONFIG_CHECKSUM_ANNOTATION]: this.settingsChecksum } },
+          // podLabels and podAnnotations cannot set the install's own keys (checked with the props).
+          metadata: {
+            labels: { ...labels, ...r.pod.podLabels },
+            annotations: { ...r.pod.podAnnotations, [CONFIG_CHECKSUM_ANNOTATION]: this.settingsChecksum },
+          },
           spec: {
             serviceAccountName: this.serviceAccountName,
+            ...podPlacement(r),
             automountServiceAccountToken: true,
             enableServiceLinks: false,
             terminationGracePeriodSeconds: r.terminationGracePeriodSeconds,
@@ -236,6 +241,7 @@ export class Echoperator extends Construct {
                   { name: 'POD_NAMESPACE', valueFrom: fieldRef('metadata.namespace') },
                   { name: 'NAMESPACE', valueFrom: fieldRef('metadata.namespace') },
                   { name: 'HA_NODE_ID', valueFrom: fieldRef('metadata.name') },
+                  ...r.pod.extraEnv,
                 ],
                 ports,
                 livenessProbe: {
@@ -333,6 +339,18 @@ export class Echoperator extends Construct {
       });
     }
   }
+}
+
+/** The pod spec fields of the pod props that are set (none by default: the default pod is unchanged). */
+function podPlacement(r: ResolvedEchoperatorProps): Partial<k8s.PodSpec> {
+  const p = r.pod;
+  return {
+    ...(Object.keys(p.nodeSelector).length ? { nodeSelector: p.nodeSelector } : {}),
+    ...(p.tolerations.length ? { tolerations: p.tolerations } : {}),
+    ...(p.affinity ? { affinity: p.affinity } : {}),
+    ...(p.priorityClassName ? { priorityClassName: p.priorityClassName } : {}),
+    ...(p.imagePullSecrets.length ? { imagePullSecrets: p.imagePullSecrets } : {}),
+  };
 }
 
 function quantities(q: ResourceQuantities): Record<string, k8s.Quantity> {

@@ -6,6 +6,7 @@
  *
  *   npm run synth                      # tsx infra/main.ts
  *   ECHOPERATOR_HA=true npm run synth  # the HA variant
+ *   npm run synth -- -f my-values.yaml # another values file instead of infra/values.yaml (as helm -f)
  *   cdk8s synth --check-upgrade=false  # the same through the cdk8s CLI (reads cdk8s.yaml)
  *
  * The output folder is emptied first, as the cdk8s CLI does, so a file left by an earlier layout
@@ -14,10 +15,19 @@
 import { rmSync } from 'node:fs';
 import { App, YamlOutputType } from 'cdk8s';
 import { addCharts, OUTDIR } from './chart.js';
-import { loadValues } from './values.js';
+import { loadValues, VALUES_FILE } from './values.js';
+
+/** The values file named by `-f <file>` or `--values <file>`, else infra/values.yaml. */
+function valuesFile(argv: string[]): string | URL {
+  const i = argv.findIndex((a) => a === '-f' || a === '--values');
+  if (i === -1) return VALUES_FILE;
+  const file = argv[i + 1];
+  if (!file) throw new Error(`${argv[i]} needs a values file`);
+  return file;
+}
 
 function main(): void {
-  const props = loadValues();
+  const props = loadValues(valuesFile(process.argv.slice(2)));
   const app = new App({
     outdir: OUTDIR,
     // One file per chart, objects in apply order (the CRDs' file sorts first, then the

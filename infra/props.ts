@@ -5,6 +5,9 @@
 import { createHash } from 'node:crypto';
 import packageJson from '../package.json' with { type: 'json' };
 import { brokenLeaseRule, JITTER_FACTOR, LEASE_DEFAULT_SECONDS, LEASE_MAX_SECONDS } from '../src/runtime/leaderelection/config.js';
+import { checkPodProps, POD_ENV_NAMES, resolvePodProps, type EchoperatorPodProps, type ResolvedEchoperatorPodProps } from './pod-props.js';
+
+export * from './pod-props.js';
 
 /** The version of this project: the default image tag and the app.kubernetes.io/version label. */
 export const ECHOPERATOR_VERSION: string = packageJson.version;
@@ -128,8 +131,8 @@ export interface ResourceQuantities {
 /** Container resources. Each quantity given replaces the default for that quantity only. */
 export interface EchoperatorResources {
   /**
-   * Memory follows the measured resident set (docs/benchmarks.md, "Memory"): 69 MiB idle,
-   * 103-109 MiB with 10,000 Echos and their 10,000 Jobs cached; the request covers that, so the
+   * Memory follows the measured resident set (docs/benchmarks.md, "Memory"): 57-69 MiB idle,
+   * 98-109 MiB with 10,000 Echos and their 10,000 Jobs cached; the request covers that, so the
    * scheduler places the operator only where what it uses is free. Users' annotations add
    * (almost) nothing: the caches do not keep them.
    * @default { cpu: '50m', memory: '128Mi' }
@@ -145,7 +148,8 @@ export interface EchoperatorResources {
   readonly limits?: ResourceQuantities;
 }
 
-export interface EchoperatorProps {
+/** Every prop; the pod settings Helm users expect (nodeSelector, tolerations...) are in {@link EchoperatorPodProps}. */
+export interface EchoperatorProps extends EchoperatorPodProps {
   /**
    * Namespace the operator runs in (its ServiceAccount, ConfigMap, Deployment, Lease...).
    * @default 'echoperator'
@@ -275,6 +279,7 @@ export interface ResolvedEchoperatorProps {
   terminationGracePeriodSeconds: number;
   confineServiceAccount: boolean;
   labels: Record<string, string>;
+  pod: ResolvedEchoperatorPodProps;
 }
 
 export const DEFAULTS = {
@@ -393,6 +398,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     terminationGracePeriodSeconds: props.terminationGracePeriodSeconds ?? DEFAULTS.terminationGracePeriodSeconds,
     confineServiceAccount: props.confineServiceAccount ?? true,
     labels: { ...props.labels },
+    pod: resolvePodProps(props),
   };
 
   checkLabel('namespace', r.namespace);
@@ -488,6 +494,15 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
   if (ha.leaseName.length > 253 || !DNS_SUBDOMAIN.test(ha.leaseName)) {
     fail(`ha.leaseName must be a DNS subdomain (lower-case letters, digits, '-' and '.'), got ${JSON.stringify(ha.leaseName)}`);
   }
+  checkPodProps(r.pod, {
+    installEnvNames: installEnvNames(r),
+    installLabelKeys: new Set(INSTALL_LABEL_KEYS),
+    checksumAnnotation: CONFIG_CHECKSUM_ANNOTATION,
+    labelKey: LABEL_KEY,
+    labelValue: LABEL_VALUE,
+    dnsSubdomain: DNS_SUBDOMAIN,
+    fail,
+  });
   return r;
 }
 
@@ -523,6 +538,25 @@ export function operatorSettings(r: ResolvedEchoperatorProps): Record<string, st
   }
   return settings;
 }
+
+/**
+ * Every environment variable the install sets in the operator's container: the downward API's
+ * and every key the settings ConfigMap may hold (whichever props are on), which extraEnv may not set.
+ */
+export function installEnvNames(r: ResolvedEchoperatorProps): Set<string> {
+  const everythingOn = { ...r, ha: { ...r.ha, enabled: true }, metrics: { ...r.metrics, certSecret: 'any' } };
+  return new Set([...POD_ENV_NAMES, ...Object.keys(operatorSettings(everythingOn))]);
+}
+
+/** The labels the install puts on the pod template (and every object); podLabels may not set them. */
+export const INSTALL_LABEL_KEYS = [
+  'app.kubernetes.io/name',
+  'app.kubernetes.io/instance',
+  'app.kubernetes.io/version',
+  'app.kubernetes.io/component',
+  'app.kubernetes.io/part-of',
+  'app.kubernetes.io/managed-by',
+] as const;
 
 /** sha256 of the settings, keys sorted: changes exactly when a setting changes. */
 export function settingsChecksum(settings: Record<string, string>): string {

@@ -1,11 +1,14 @@
 /**
  * infra/values.yaml -> EchoperatorProps, with the one environment override: ECHOPERATOR_HA.
- * Unknown keys and wrongly typed values are errors naming the key, so a typo cannot silently
- * fall back to a default.
+ * The file is checked against VALUES_SCHEMA (infra/values-schema.ts, the one schema behind
+ * infra/values.schema.json too): unknown keys and wrongly shaped values are errors naming the key
+ * (`tolerations[0].effect`), so a typo cannot silently fall back to a default.
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import type { z } from 'zod';
 import type { EchoperatorProps } from './echoperator.js';
+import { VALUES_SCHEMA, type Values } from './values-schema.js';
 
 export const VALUES_FILE = new URL('./values.yaml', import.meta.url);
 
@@ -16,84 +19,57 @@ export class ValuesError extends Error {
   override readonly name = 'ValuesError';
 }
 
-type Kind = 'string' | 'boolean' | 'integer' | 'string[]' | 'string map' | Schema;
-interface Schema {
-  [key: string]: Kind;
-}
+// The schema's type and the construct's props must stay one shape: every values key is a prop of
+// the same type, and every prop but `labels` (a construct-only prop) is a values key.
+const valuesAreProps = (v: Values): EchoperatorProps => v;
+type MissingKeys = Exclude<keyof EchoperatorProps, keyof Values | 'labels'>;
+const noPropWithoutKey: [MissingKeys] extends [never] ? true : MissingKeys = true;
+void valuesAreProps;
+void noPropWithoutKey;
 
-const quantities: Schema = { cpu: 'string', memory: 'string' };
-const SCHEMA: Schema = {
-  namespace: 'string',
-  createNamespace: 'boolean',
-  installCrds: 'boolean',
-  name: 'string',
-  image: 'string',
-  imagePullPolicy: 'string',
-  command: 'string[]',
-  args: 'string[]',
-  workers: 'integer',
-  watchNamespaces: 'string[]',
-  logLevel: 'string',
-  metrics: {
-    enabled: 'boolean',
-    port: 'integer',
-    path: 'string',
-    insecurePlainHttp: 'boolean',
-    certSecret: 'string',
-    networkPolicy: { enabled: 'boolean', namespaceLabels: 'string map' },
-  },
-  healthPort: 'integer',
-  resources: { requests: quantities, limits: quantities },
-  jobImage: 'string',
-  ha: {
-    enabled: 'boolean',
-    replicas: 'integer',
-    leaseDurationSeconds: 'integer',
-    renewDeadlineSeconds: 'integer',
-    retryPeriodSeconds: 'integer',
-    leaseName: 'string',
-  },
-  terminationGracePeriodSeconds: 'integer',
-  confineServiceAccount: 'boolean',
+const EXPECTED: Record<string, string> = {
+  string: 'a string',
+  boolean: 'true or false',
+  number: 'an integer',
+  int: 'an integer',
+  array: 'a list',
+  object: 'a mapping',
+  record: 'a mapping',
 };
 
-function check(value: unknown, kind: Kind, path: string, source: string): void {
-  const bad = (expected: string): never => {
-    throw new ValuesError(`${source}: ${path} must be ${expected}, got ${JSON.stringify(value)}`);
-  };
-  if (kind === 'string') {
-    if (typeof value !== 'string') bad('a string');
-  } else if (kind === 'boolean') {
-    if (typeof value !== 'boolean') bad('true or false');
-  } else if (kind === 'integer') {
-    if (!Number.isInteger(value)) bad('an integer');
-  } else if (kind === 'string map') {
-    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.values(value).every((v) => typeof v === 'string')) {
-      bad('a mapping of strings to strings');
-    }
-  } else if (kind === 'string[]') {
-    if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) bad('a list of strings');
-  } else {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) bad('a mapping');
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      const sub = kind[k];
-      const where = path ? `${path}.${k}` : k;
-      if (sub === undefined) {
-        throw new ValuesError(`${source}: unknown key ${where} (known: ${Object.keys(kind).join(', ')})`);
-      }
-      // A key left empty in YAML (`image:`) means "use the default".
-      if (v !== null) check(v, sub, where, source);
-    }
+/** `ha.enabled`, `tolerations[0].effect`, `nodeSelector["kubernetes.io/os"]`. */
+function keyPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const k of path) {
+    if (typeof k === 'number') out += `[${k}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(String(k))) out += out ? `.${String(k)}` : String(k);
+    else out += `[${JSON.stringify(String(k))}]`;
+  }
+  return out || 'the file';
+}
+
+function describe(issue: z.core.$ZodIssue): string {
+  const got = 'input' in issue && issue.input !== undefined ? `, got ${JSON.stringify(issue.input)}` : '';
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      return issue.keys.map((k) => `unknown key ${keyPath([...issue.path, k])}`).join('; ');
+    case 'invalid_type':
+      return `${keyPath(issue.path)} must be ${EXPECTED[issue.expected] ?? issue.expected}${got}`;
+    case 'invalid_value':
+      return `${keyPath(issue.path)} must be one of ${issue.values.map(String).join(', ')}${got}`;
+    default:
+      return `${keyPath(issue.path)}: ${issue.message}${got}`;
   }
 }
 
-function dropNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(dropNulls);
-  if (v && typeof v === 'object') {
+/** Drops keys whose value is undefined (an empty key in YAML), so the props hold only what was set. */
+function dropUndefined(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(dropUndefined);
+  if (v && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
     return Object.fromEntries(
       Object.entries(v)
-        .filter(([, x]) => x !== null)
-        .map(([k, x]) => [k, dropNulls(x)]),
+        .filter(([, x]) => x !== undefined)
+        .map(([k, x]) => [k, dropUndefined(x)]),
     );
   }
   return v;
@@ -108,8 +84,9 @@ export function parseValues(text: string, source = 'values.yaml'): EchoperatorPr
     throw new ValuesError(`${source}: not valid YAML: ${(err as Error).message}`);
   }
   if (doc === null || doc === undefined) return {};
-  check(doc, SCHEMA, '', source);
-  return dropNulls(doc) as EchoperatorProps;
+  const result = VALUES_SCHEMA.safeParse(doc, { reportInput: true });
+  if (!result.success) throw new ValuesError(`${source}: ${result.error.issues.map(describe).join('; ')}`);
+  return dropUndefined(result.data) as EchoperatorProps;
 }
 
 /** Applies ECHOPERATOR_HA (when set and non-empty) over the values' ha.enabled. */

@@ -12,12 +12,14 @@ import { CONTROLLERS } from './controllers/index.js';
 import { KubeConfigError, loadKubeConfig } from './kube/config.js';
 import { RestClient } from './kube/rest.js';
 import { Manager, type ManagerConfig } from './manager/manager.js';
+import { StartupTimeoutError } from './manager/startup.js';
 import { KubeEventRecorder, restEventSink } from './observability/events/index.js';
 import { HealthServer } from './observability/health.js';
 import { createLogger } from './observability/logging.js';
 import { createMetrics } from './observability/metrics.js';
 import { MetricsEndpoint } from './observability/metricsendpoint.js';
 import { CertificateError } from './observability/servingcert.js';
+import { realClock } from './runtime/clock.js';
 import { LeadershipLostError } from './runtime/leaderelection/index.js';
 import { VERSION } from './version.js';
 
@@ -30,6 +32,8 @@ function managerConfig(s: Settings): ManagerConfig {
     resyncPeriodMs: s.resyncPeriodSeconds * 1000,
     queueOrder: s.workQueueOrder,
     shutdownTimeoutMs: s.shutdownTimeoutSeconds * 1000,
+    cacheSyncTimeoutMs: s.cacheSyncTimeoutSeconds * 1000,
+    apiUnreachableTimeoutMs: s.apiUnreachableTimeoutSeconds * 1000,
     leaderElection: s.haEnabled
       ? {
           leaseName: s.haLeaseLockName,
@@ -54,7 +58,11 @@ async function main(): Promise<number> {
     return 2;
   }
   const metrics = createMetrics();
-  const rest = new RestClient(kubeConfig, { userAgent: `echoperator/${VERSION} (${hostname()})`, metrics: metrics.rest });
+  const rest = new RestClient(kubeConfig, {
+    userAgent: `echoperator/${VERSION} (${hostname()})`,
+    metrics: metrics.rest,
+    exec: { log: log.child({ component: 'exec-credential' }) },
+  });
   log.info('starting echoperator', {
     version: VERSION,
     server: rest.server,
@@ -103,12 +111,16 @@ async function main(): Promise<number> {
   hasQueuedWork = () => manager.hasQueuedWork();
 
   const stop = new AbortController();
+  // The shutdown budget runs from the signal: the workers drain first, the Events get the rest.
+  const shutdownBudgetMs = settings.shutdownTimeoutSeconds * 1000;
+  let stoppingSince: number | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stop.signal.aborted) {
       log.warn('second signal: exiting now', { signal });
       process.exit(1);
     }
     log.info('stopping: finishing in-flight work', { signal });
+    stoppingSince = realClock.now();
     stop.abort(new Error(`received ${signal}`));
   };
   process.on('SIGTERM', onSignal);
@@ -128,12 +140,15 @@ async function main(): Promise<number> {
     }
     if (err instanceof LeadershipLostError) {
       log.error('leadership lost: exiting so that a fresh process can stand for election', { error: err.message });
+    } else if (err instanceof StartupTimeoutError) {
+      log.error('could not start in time: exiting so that a fresh process tries again', { error: err.message });
     } else {
       log.error('fatal error', { error: err instanceof Error ? err.message : String(err) });
     }
     return 1;
   } finally {
-    await events.close(2000).catch(() => undefined);
+    const stoppedFor = realClock.now() - (stoppingSince ?? realClock.now());
+    await events.close(Math.max(0, shutdownBudgetMs - stoppedFor)).catch(() => undefined);
     await health?.close();
     await metricsServer?.close();
     rest.close();

@@ -25,6 +25,11 @@ export interface WriteCount {
 export interface WriteCounts {
   /** Exact, from the audit log; undefined when there is none. */
   audit: WriteCount | undefined;
+  /**
+   * The same writes split by writer: the User-Agent's product ("echoperator", "echoperator-peer",
+   * "kube-controller-manager", ...), so one read gives each program's share of one window.
+   */
+  auditByAgent: Record<string, WriteCount> | undefined;
   /** Cluster-wide, from apiserver_request_total (includes every other client's writes). */
   apiserver: WriteCount;
 }
@@ -120,8 +125,10 @@ export class WriteCounter {
       }
     }
     let audit: WriteCount | undefined;
+    let auditByAgent: Record<string, WriteCount> | undefined;
     if (this.auditPath) {
       audit = { total: 0, by: {} };
+      auditByAgent = {};
       const namespaces = new Set(this.filter.namespaces);
       for (const line of appendedSince(this.auditPath, this.auditOffset).split('\n')) {
         if (!line) continue;
@@ -140,10 +147,18 @@ export class WriteCounter {
         const key = `${ev.verb} ${ev.objectRef?.resource}${ev.objectRef?.subresource ? `/${ev.objectRef.subresource}` : ''}${failed}`;
         audit.by[key] = (audit.by[key] ?? 0) + 1;
         audit.total++;
+        const agent = (auditByAgent[userAgentProduct(ev.userAgent)] ??= { total: 0, by: {} });
+        agent.by[key] = (agent.by[key] ?? 0) + 1;
+        agent.total++;
       }
     }
-    return { audit, apiserver };
+    return { audit, auditByAgent, apiserver };
   }
+}
+
+/** "echoperator/0.1.0 (host)" -> "echoperator"; "kube-controller-manager/v1.34 ..." -> "kube-controller-manager". */
+export function userAgentProduct(userAgent: string): string {
+  return userAgent.split(/[/ ]/, 1)[0] ?? '';
 }
 
 /** Status writes to Echos answered 409 Conflict: a pass that acted on an older copy than the server's. */
@@ -157,4 +172,27 @@ export function formatWrites(c: WriteCount | undefined): string {
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${v} ${k}`);
   return parts.length ? `${c.total} (${parts.join(', ')})` : '0';
+}
+
+/** Successful writes of core/v1 Events (creates and count patches) in a count. */
+export function eventWrites(c: WriteCount): number {
+  let sum = 0;
+  for (const [key, v] of Object.entries(c.by)) {
+    // "<verb> events", without a " -> <code>" suffix: failed writes wrote no Event.
+    if (key.split(' ')[1] === 'events' && !key.includes(' -> ')) sum += v;
+  }
+  return sum;
+}
+
+/**
+ * Events written per Echo over a window: what makes two programs' figures comparable (a program
+ * that held its Events back past the window did less work in it). Undefined without an audit log.
+ */
+export function eventsPerEcho(c: WriteCount | undefined, echos: number): number | undefined {
+  return c && echos > 0 ? eventWrites(c) / echos : undefined;
+}
+
+/** "0.60", or "n/a" when it was not measured. */
+export function formatPerEcho(x: number | undefined): string {
+  return x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(2);
 }

@@ -18,7 +18,7 @@
  *    process over them, RSS once its queue stayed empty for 5 s, and the writes it made (goal 0:
  *    a restart over reconciled objects).
  */
-import { formatWrites, WriteCounter, type WriteCount } from './apiwrites.js';
+import { eventsPerEcho, formatPerEcho, formatWrites, WriteCounter, type WriteCount } from './apiwrites.js';
 import {
   createNamespace,
   deleteNamespace,
@@ -64,6 +64,8 @@ interface Run {
   operatorCpuSettled?: number;
   apiserverCpu: number;
   writes?: WriteCount;
+  /** Backlog: the writes until settled (the window of operatorCpuSettled and rss). */
+  writesSettled?: WriteCount;
   rss?: number;
   restartWrites?: WriteCount;
   toJob?: number[];
@@ -123,11 +125,12 @@ async function backlogRun(c: Contestant, n: number, opts: PeersOptions & { rss: 
     run.writes = (await writes.stop()).audit;
     if (!(await settle(op, n, 300_000))) log(`  ${c.name}: warning: did not settle within 5 minutes`);
     run.operatorCpuSettled = processCpuSeconds(op.pid) ?? NaN;
+    run.writesSettled = (await writes.stop()).audit;
     if (opts.rss) run.rss = vmRssBytes(op.pid);
     await op.stop();
     await tracker.stop();
     log(
-      `  ${c.name.padEnd(18)} backlog N=${n}: ${secs(run.ms)}, CPU operator ${run.operatorCpu.toFixed(2)} s (settled ${run.operatorCpuSettled.toFixed(2)} s), kube-apiserver ${run.apiserverCpu.toFixed(2)} s${run.rss ? `, RSS ${mib(run.rss)}` : ''}; writes ${formatWrites(run.writes)}`,
+      `  ${c.name.padEnd(18)} backlog N=${n}: ${secs(run.ms)}, CPU operator ${run.operatorCpu.toFixed(2)} s (settled ${run.operatorCpuSettled.toFixed(2)} s), kube-apiserver ${run.apiserverCpu.toFixed(2)} s${run.rss ? `, RSS ${mib(run.rss)}` : ''}; writes ${formatWrites(run.writes)}; Events per Echo until done ${formatPerEcho(eventsPerEcho(run.writes, n))}, until settled ${formatPerEcho(eventsPerEcho(run.writesSettled, n))}`,
     );
     return run;
   } finally {
@@ -212,17 +215,43 @@ async function rounds(
 const lat = (xs: number[]): string => (xs.length ? `${secs(quantile(xs, 0.5))} / ${secs(quantile(xs, 0.99))}` : 'n/a');
 const cpuS = (x: number): string => `${x.toFixed(2)} s`;
 
-/** A row: the medians of both, and the median of the per-round ratios. */
-function row(what: string, rs: Rounds, f: (r: Run) => number | undefined, fmt: (x: number) => string, goal: string): string[] {
+/**
+ * The window a row's figures were taken over: its writes and the Echos in it, for the Events
+ * written per Echo by both programs (so a ratio never compares less work with more).
+ */
+interface Window {
+  writes: (r: Run) => WriteCount | undefined;
+  echos: number;
+}
+
+/** Events per Echo in the window, medians over the rounds: "ours / peer"; "-" for a row without Echos. */
+function eventsCell(rs: Rounds, w: Window | undefined): string {
+  if (!w) return '-';
+  const of = (f: (x: { ours: Run; peer: Run }) => Run): string => {
+    const xs = rs.map((r) => eventsPerEcho(w.writes(f(r)), w.echos)).filter((x): x is number => x !== undefined);
+    return formatPerEcho(xs.length ? median(xs) : undefined);
+  };
+  return `${of((r) => r.ours)} / ${of((r) => r.peer)}`;
+}
+
+/** A row: the medians of both, the median of the per-round ratios, and the Events per Echo of its window. */
+function row(
+  what: string,
+  rs: Rounds,
+  f: (r: Run) => number | undefined,
+  fmt: (x: number) => string,
+  goal: string,
+  window?: Window,
+): string[] {
   const ours = rs.map((r) => f(r.ours)).filter((x): x is number => x !== undefined && Number.isFinite(x));
   const peer = rs.map((r) => f(r.peer)).filter((x): x is number => x !== undefined && Number.isFinite(x));
   const ratios = rs.map((r) => (f(r.ours) ?? NaN) / (f(r.peer) ?? NaN)).filter(Number.isFinite);
-  return [what, fmt(median(ours)), fmt(median(peer)), ratioCell(ratios), goal];
+  return [what, fmt(median(ours)), fmt(median(peer)), ratioCell(ratios), eventsCell(rs, window), goal];
 }
 
-const writesRow = (what: string, rs: Rounds, f: (r: Run) => WriteCount | undefined): string[] => {
+const writesRow = (what: string, rs: Rounds, window: Window): string[] => {
   const last = rs[rs.length - 1]!;
-  return [what, formatWrites(f(last.ours)), formatWrites(f(last.peer)), '', ''];
+  return [what, formatWrites(window.writes(last.ours)), formatWrites(window.writes(last.peer)), '', eventsCell(rs, window), ''];
 };
 
 export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[]> {
@@ -248,6 +277,8 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
 
   for (const [i, n] of opts.sizes.entries()) {
     const rs = await rounds(pair, opts.rounds, `backlog N=${n}`, (c) => backlogRun(c, n, { ...opts, rss: i === 0 }));
+    const done: Window = { writes: (r) => r.writes, echos: n };
+    const settled: Window = { writes: (r) => r.writesSettled, echos: n };
     rows.push(
       row(
         `backlog ${n}: spawn -> all Jobs and statuses`,
@@ -255,9 +286,10 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
         (r) => r.ms,
         (x) => secs(x),
         '<= 1.0',
+        done,
       ),
     );
-    rows.push(row(`backlog ${n}: operator CPU-seconds until done`, rs, (r) => r.operatorCpu, cpuS, ''));
+    rows.push(row(`backlog ${n}: operator CPU-seconds until done`, rs, (r) => r.operatorCpu, cpuS, '', done));
     rows.push(
       row(
         `backlog ${n}: operator CPU-seconds until settled (queue empty 5 s, Events all sent)`,
@@ -265,6 +297,7 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
         (r) => r.operatorCpuSettled,
         cpuS,
         '<= 1.0',
+        settled,
       ),
     );
     rows.push(
@@ -274,11 +307,13 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
         (r) => ((r.operatorCpuSettled ?? NaN) / n) * 1000,
         (x) => `${x.toFixed(2)} ms`,
         '<= 1.0',
+        settled,
       ),
     );
-    rows.push(row(`backlog ${n}: kube-apiserver CPU-seconds`, rs, (r) => r.apiserverCpu, cpuS, '<= 1.0'));
-    if (i === 0) rows.push(row(`RSS after the backlog of ${n} (queue empty 5 s)`, rs, (r) => r.rss, mib, ''));
-    rows.push(writesRow(`backlog ${n}: writes until done (audit log, last round)`, rs, (r) => r.writes));
+    rows.push(row(`backlog ${n}: kube-apiserver CPU-seconds`, rs, (r) => r.apiserverCpu, cpuS, '<= 1.0', done));
+    if (i === 0) rows.push(row(`RSS after the backlog of ${n} (queue empty 5 s)`, rs, (r) => r.rss, mib, '', settled));
+    rows.push(writesRow(`backlog ${n}: writes until done (audit log, last round)`, rs, done));
+    rows.push(writesRow(`backlog ${n}: writes until settled (audit log, last round)`, rs, settled));
     details.push(
       `backlog ${n}, per round (ours / peer): ${rs.map((r, k) => `${k + 1}: ${secs(r.ours.ms)} / ${secs(r.peer.ms)}`).join('; ')}`,
     );
@@ -293,7 +328,8 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
     ['operator CPU-seconds', (r) => r.operatorCpu, cpuS, '<= 1.0'],
     ['kube-apiserver CPU-seconds', (r) => r.apiserverCpu, cpuS, '<= 1.0'],
   ];
-  for (const [what, f, fmt, goal] of liveRows) rows.push(row(`${liveWhat}: ${what}`, live, f, fmt, goal));
+  const liveWindow: Window = { writes: (r) => r.writes, echos: opts.liveN };
+  for (const [what, f, fmt, goal] of liveRows) rows.push(row(`${liveWhat}: ${what}`, live, f, fmt, goal, liveWindow));
 
   for (const k of opts.memorySizes) {
     const ns = await createNamespace(env, 'bench-peer-memory');
@@ -303,9 +339,10 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
       log(`peers: ${k} reconciled Echos and suspended Jobs made in ${secs(now() - t0)}`);
       const mem = await rounds(pair, opts.rounds, `memory N=${k}`, (c) => memoryRun(c, ns, k, opts.workers));
       const goal = k >= 10_000 ? '<= 1.0' : '<= 1.2';
-      rows.push(row(`RSS with ${k} Echos + ${k} Jobs (fresh process, queue empty 5 s)`, mem, (r) => r.rss, mib, goal));
-      rows.push(row(`fresh process over ${k} + ${k}: operator CPU-seconds until settled`, mem, (r) => r.operatorCpu, cpuS, ''));
-      rows.push(writesRow(`restart over ${k} reconciled Echos: writes (audit log)`, mem, (r) => r.restartWrites));
+      const restart: Window = { writes: (r) => r.restartWrites, echos: k };
+      rows.push(row(`RSS with ${k} Echos + ${k} Jobs (fresh process, queue empty 5 s)`, mem, (r) => r.rss, mib, goal, restart));
+      rows.push(row(`fresh process over ${k} + ${k}: operator CPU-seconds until settled`, mem, (r) => r.operatorCpu, cpuS, '', restart));
+      rows.push(writesRow(`restart over ${k} reconciled Echos: writes (audit log)`, mem, restart));
     } finally {
       await deleteNamespace(env, ns, { timeoutMs: 300_000 });
     }
@@ -327,9 +364,11 @@ For(Echo).Owns(Job), the manager's cached client, a merge patch of the status, d
 per-round ratios (min .. max). CPU-seconds from /proc/<pid>/stat: the operator's since its spawn (start-up included)
 for backlog (until done, and until settled: ours sends its Events once its queue is empty, the peer as it goes, so
 only the settled figure holds both programs' whole work), over the window for live; kube-apiserver's over the same
-window. Writes: the audit log, by User-Agent (the operator's own requests only).
+window. Writes: the audit log, by User-Agent (the operator's own requests only). **Events per Echo**: each program's
+successful Event writes (creates and count patches) over the row's window, divided by the Echos in it, medians over
+the rounds: a ratio read next to unequal Events compares less work with more.
 
-${table(['measure', 'echoperator', 'controller-runtime', 'ours / peer', 'goal'], rows)}
+${table(['measure', 'echoperator', 'controller-runtime', 'ours / peer', 'Events per Echo, ours / peer', 'goal'], rows)}
 
 ${details.join('\n\n')}`,
     },

@@ -17,7 +17,15 @@
  * hits both; the ratio is taken per round.
  */
 import type { Echo } from '../../src/api/echo.js';
-import { formatWrites, statusConflicts, WriteCounter, type WriteCounts } from './apiwrites.js';
+import {
+  eventsPerEcho,
+  formatPerEcho,
+  formatWrites,
+  statusConflicts,
+  WriteCounter,
+  type WriteCount,
+  type WriteCounts,
+} from './apiwrites.js';
 import {
   AsyncQueue,
   CpuWindow,
@@ -72,6 +80,9 @@ export interface Result {
   metrics?: Sample[];
   /** Every client's writes in the namespace over the window (audit log), or cluster-wide. */
   writes: WriteCounts;
+  /** The operator's own writes over the same window (audit log): its Events, apart from the job controller's. */
+  operatorWrites: WriteCount | undefined;
+  n: number;
   deleteMs: number;
 }
 
@@ -137,13 +148,16 @@ export async function runVariant(env: BenchEnv, variant: Variant, n: number, opt
       toStatus,
       metrics,
       writes: writeCounts,
+      // The bare client (echoperator-bench) writes no Events: none of its own, zero when the log exists.
+      operatorWrites: writeCounts.auditByAgent && (writeCounts.auditByAgent.echoperator ?? { total: 0, by: {} }),
+      n,
       deleteMs: 0,
     };
     log(
       `  ${variant.padEnd(10)} N=${n}: done in ${secs(result.totalMs)} (creation ${secs(createMs)}${writesMs !== undefined ? `, writes ${secs(writesMs)}` : ''}); CPU: ${formatCpu(cpuReport)}`,
     );
     log(
-      `    writes in the window (${writeCounts.audit ? 'audit log, all clients, this namespace' : 'apiserver metrics, cluster-wide'}): ${formatWrites(writeCounts.audit ?? writeCounts.apiserver)}`,
+      `    writes in the window (${writeCounts.audit ? 'audit log, all clients, this namespace' : 'apiserver metrics, cluster-wide'}): ${formatWrites(writeCounts.audit ?? writeCounts.apiserver)}; the operator's Events per Echo ${eventsOf(result)}`,
     );
     if (op) log(`    operator: ${opProfile(result).join('; ')}`);
     result.deleteMs = await deleteNamespace(env, ns);
@@ -167,6 +181,9 @@ function opProfile(r: Result): string[] {
     `operator CPU ${sumOf(m, 'process_cpu_seconds_total').toFixed(1)} s since start, RSS ${(sumOf(m, 'process_resident_memory_bytes') / 1048576).toFixed(0)} MiB`,
   ];
 }
+
+/** The Events the operator wrote per Echo in the window (the bare client writes none). */
+const eventsOf = (r: Result): string => formatPerEcho(eventsPerEcho(r.operatorWrites, r.n));
 
 /** From the audit log only: the cluster-wide count cannot tell a 409 apart. */
 const conflictsOf = (r: Result): string => String(statusConflicts(r.writes.audit) ?? 'n/a');
@@ -193,7 +210,9 @@ Every run has its own namespace, deleted (and waited for) before the next. The j
 in every run (nothing schedules them). The writes listed per run come from the audit log when the control plane
 has one (every client in the namespace: the bench's Echo POSTs, the operator, the job controller's Events); so do
 the Echo status writes answered 409 Conflict, per run: a conditional write made from a copy older than the server's
-(the operator's own last write not yet in its cache, for one; issue 13 asks for none).`,
+(the operator's own last write not yet in its cache, for one; issue 13 asks for none). **Events per Echo**: the
+operator's successful Event writes (creates and count patches; its User-Agent only, not the job controller's) over
+the same window, divided by N; the bare client writes none, so a ratio read next to them compares less work with more.`,
     },
   ];
   for (const n of opts.sizes) {
@@ -234,6 +253,7 @@ the Echo status writes answered 409 Conflict, per run: a conditional write made 
           q ? String(q.reconciles) : 'n/a',
           q ? `${(q.queueWait * 1000).toFixed(0)} ms / ${(q.work * 1000).toFixed(1)} ms` : 'n/a',
           `${conflictsOf(r.operator)} / ${conflictsOf(r.pipelined)}`,
+          `${eventsOf(r.operator)} / ${eventsOf(r.pipelined)}`,
         ]);
       });
       const med = (f: (r: { operator: Result; pipelined: Result }) => number): number => median(rounds.map(f));
@@ -255,7 +275,7 @@ the Echo status writes answered 409 Conflict, per run: a conditional write made 
 
 ${provenance(env, m, '', load)}
 
-${table(['W', 'round', 'operator', 'bare', 'ratio', 'Echo creation (operator run)', 'reconciles until done', 'mean queue wait / reconcile', 'status writes answered 409, operator / bare'], rows)}
+${table(['W', 'round', 'operator', 'bare', 'ratio', 'Echo creation (operator run)', 'reconciles until done', 'mean queue wait / reconcile', 'status writes answered 409, operator / bare', 'Events per Echo, operator / bare'], rows)}
 
 ${summaries.join('; ')}. Sequential (W=${opts.workers[0]}): creation ${secs(seq.createMs)}, then writes ${secs(seq.writesMs ?? NaN)}.
 

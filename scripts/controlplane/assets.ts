@@ -59,6 +59,8 @@ interface BuildGroup {
   copies?: { module: string; from: string; to: string }[];
   ldflags: string;
   describe: string;
+  /** GOTOOLCHAIN for a module whose go line is newer than the local Go (the go command fetches it); else the local Go. */
+  toolchain?: string;
 }
 
 /** Without these the components report v0.0.0-master (and a node's kubeletVersion with it). */
@@ -119,6 +121,23 @@ export async function ensureOwnGoBinaries(
   const paths: string[] = [];
   for (const b of opts.binaries) paths.push(await resolveBinary(group, b, log));
   return paths;
+}
+
+/** Argo CD's Go modules need Go 1.27 (their go line); the go command fetches this one from the module proxy. */
+export const ARGOCD_GOTOOLCHAIN = 'go1.27.3';
+
+/**
+ * The Argo CD health harness (gomod/argocd-health): Argo CD's own health code (util/lua,
+ * gitops-engine's health) pinned by its wrapper module, keyed by that module's content.
+ */
+export async function ensureArgoCdHealth(log: (line: string) => void = (l) => console.error(l)): Promise<string> {
+  const module = join(gomodRoot, 'argocd-health');
+  const version = pinnedVersion(module, 'github.com/argoproj/argo-cd/v3');
+  const group: BuildGroup = {
+    ...ownModuleGroup(module, 'argocd-health', ['.'], ['argocd-health'], `the Argo CD ${version} health harness`),
+    toolchain: ARGOCD_GOTOOLCHAIN,
+  };
+  return resolveCached(group, 'argocd-health', log);
 }
 
 /** The local git server (githttp/): our own source, keyed by its content like the image tools. */
@@ -284,8 +303,8 @@ function goBinary(): string {
   );
 }
 
-function checkGoVersion(go: string): string {
-  const out = spawnSync(go, ['env', 'GOVERSION'], { encoding: 'utf8' }).stdout.trim();
+function checkGoVersion(go: string, env: NodeJS.ProcessEnv): string {
+  const out = spawnSync(go, ['env', 'GOVERSION'], { encoding: 'utf8', env }).stdout.trim();
   const m = /^go(\d+)\.(\d+)/.exec(out);
   if (!m) throw new ControlPlaneError(`Could not read the Go version from \`${go} env GOVERSION\` (got "${out}").`);
   const [major, minor] = [Number(m[1]), Number(m[2])];
@@ -325,7 +344,8 @@ export function isAlive(pid: number): boolean {
 
 async function buildGroup(group: BuildGroup, log: (line: string) => void): Promise<void> {
   const go = goBinary();
-  const goVersion = checkGoVersion(go);
+  const env = { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: group.toolchain ?? 'local', GOFLAGS: '-mod=readonly -buildvcs=false' };
+  const goVersion = checkGoVersion(go, env);
   const entry = join(cacheRoot(), 'controlplane', group.key);
   const release = acquireBuildLock(join(entry, '.build.lock'));
   const staging = join(entry, `bin.partial-${process.pid}`);
@@ -333,7 +353,6 @@ async function buildGroup(group: BuildGroup, log: (line: string) => void): Promi
   try {
     log(`control plane: building ${group.describe} with ${goVersion} into ${entry}`);
     log('control plane: this happens once per version (15-30 min on 2 cores for Kubernetes); later runs reuse the cache');
-    const env = { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=readonly -buildvcs=false' };
     await runGo(go, ['mod', 'download'], group.module, env, started, log, 'downloading modules');
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging, { recursive: true });

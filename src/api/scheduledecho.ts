@@ -14,6 +14,8 @@ export interface ScheduledEcho {
 export interface ScheduledEchoSpec {
   message: string;
   schedule: string;
+  /** An IANA time zone name (Europe/Madrid) the schedule is read in; absent: Etc/UTC. */
+  timeZone?: string;
 }
 
 export interface ScheduledEchoStatus {
@@ -32,6 +34,26 @@ export interface ScheduledEchoStatus {
 const CRON_FIELD = '[0-9A-Za-z*?/,-]+';
 export const SCHEDULE_PATTERN = `^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(${CRON_FIELD}[ \\t]+){4}${CRON_FIELD})$`;
 
+/**
+ * The names the CronJob API's own check lets through to the time zone database (parts of at most
+ * 14 letters, digits, '.', '_', '-', '+', none starting with '-' or '.', no ':', so no "+01:00"
+ * offset, which CEL would read as one), minus "Local" (the host's zone, which the CronJob API
+ * refuses in any case).
+ */
+const TZ_PART = '[A-Za-z0-9_+][A-Za-z0-9._+-]{0,13}';
+export const TIME_ZONE_PATTERN = `^${TZ_PART}(/${TZ_PART})*$`;
+
+/**
+ * An unknown zone is refused at admission, not later by the CronJob API: CEL's timestamp
+ * functions take a zone and fail on one the API server's database (the one the CronJob
+ * controller uses) does not hold, and a failing rule refuses the object with the error, e.g.
+ * `spec.timeZone: Invalid value: "string": unknown time zone Mars/Olympus evaluating rule: ...`.
+ * `&&` stops at the pattern, so a malformed name gets the messageExpression instead.
+ */
+const TIME_ZONE_RULE =
+  `self.matches('${TIME_ZONE_PATTERN}') && self.lowerAscii() != 'local' && ` + `timestamp('2000-01-01T00:00:00Z').getHours(self) >= 0`;
+const TIME_ZONE_MESSAGE = 'must be a name from the IANA time zone database, such as Europe/Madrid or America/New_York';
+
 const schema = customResourceSchema({
   description: 'ScheduledEcho prints a message on a cron schedule, as a CronJob in the same namespace.',
   spec: {
@@ -42,7 +64,7 @@ const schema = customResourceSchema({
       message: messageSchema,
       schedule: {
         type: 'string',
-        description: 'A cron schedule, e.g. "*/1 * * * *" or "@hourly" (times in UTC).',
+        description: 'A cron schedule, e.g. "*/1 * * * *" or "@hourly" (times in timeZone, UTC when unset).',
         maxLength: 128,
         'x-kubernetes-validations': [
           {
@@ -50,6 +72,15 @@ const schema = customResourceSchema({
             message:
               'must be a cron schedule of five fields (minute hour day-of-month month day-of-week), e.g. "*/5 * * * *", or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly',
           },
+        ],
+      },
+      timeZone: {
+        type: 'string',
+        description:
+          'The time zone the schedule is read in, a name from the IANA time zone database, e.g. "Europe/Madrid" (passed to the CronJob). Unset: Etc/UTC.',
+        maxLength: 64,
+        'x-kubernetes-validations': [
+          { rule: TIME_ZONE_RULE, message: TIME_ZONE_MESSAGE, messageExpression: `'unknown time zone ' + self + ': ${TIME_ZONE_MESSAGE}'` },
         ],
       },
     },
@@ -72,6 +103,7 @@ export const SCHEDULED_ECHOS = defineCustomResource({
   printerColumns: [
     { name: 'Message', type: 'string', jsonPath: '.spec.message', priority: 1 },
     { name: 'Schedule', type: 'string', jsonPath: '.spec.schedule' },
+    { name: 'TimeZone', type: 'string', jsonPath: '.spec.timeZone', description: 'The time zone of the schedule; empty: Etc/UTC.' },
     { name: 'Last Run', type: 'date', jsonPath: '.status.lastScheduleTime' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],

@@ -18,7 +18,7 @@ export interface JSONSchemaProps {
   items?: JSONSchemaProps;
   'x-kubernetes-list-type'?: 'map' | 'set' | 'atomic';
   'x-kubernetes-list-map-keys'?: string[];
-  'x-kubernetes-validations'?: { rule: string; message: string }[];
+  'x-kubernetes-validations'?: { rule: string; message: string; messageExpression?: string }[];
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   default?: unknown;
 }

@@ -63,6 +63,9 @@ export interface Settings {
   resyncPeriodSeconds: number;
   /** fair: priorities, turns across namespaces, aging (runtime/workqueue/fair.ts); fifo: client-go's order. */
   workQueueOrder: 'fair' | 'fifo';
+  cacheSyncTimeoutSeconds: number;
+  /** 0 = no "apiserver" liveness check. */
+  apiUnreachableTimeoutSeconds: number;
 }
 
 /** What computed defaults may look at; injectable so tests do not depend on the machine. */
@@ -304,6 +307,26 @@ export const SETTINGS: SettingsTable = {
     parser: choice(['fair', 'fifo'] as const),
     default: 'fair',
     defaultText: 'fair',
+  },
+  cacheSyncTimeoutSeconds: {
+    env: 'CACHE_SYNC_TIMEOUT_SECONDS',
+    flag: '--cache-sync-timeout-seconds',
+    valueName: 'seconds',
+    description:
+      "how long the start may take (reaching the API server, finding the CRDs, the caches' first sync) before the process exits 1 naming the last problem",
+    parser: positiveSeconds(),
+    default: 120,
+    defaultText: '120',
+  },
+  apiUnreachableTimeoutSeconds: {
+    env: 'API_UNREACHABLE_TIMEOUT_SECONDS',
+    flag: '--api-unreachable-timeout-seconds',
+    valueName: 'seconds',
+    description:
+      'how long the API server may give no answer at all (timeouts, refused connections, a silent proxy) while requests are made before /healthz fails',
+    parser: seconds({ allowZero: true, max: HOUR, accepts: `a number of seconds from 0 (no such check) to ${HOUR}` }),
+    default: 120,
+    defaultText: '120',
   },
 };
 

@@ -12,17 +12,54 @@
  *
  * ProxyAgent puts this under Node's https.Agent, so HTTP/1.1 keeps its connection pool and
  * keep-alive through the proxy; dialTls gives the TLS socket itself (for an HTTP/2 session).
- * Both settle within `signal`: an unanswered proxy fails the request at its deadline.
+ *
+ * Guarantee: every dial ends with its Dial's signal. When the signal aborts, the socket to the
+ * proxy is destroyed, whatever the dial was waiting for (the TCP connection, the CONNECT answer,
+ * the SOCKS5 handshake, the TLS handshake inside the tunnel), and `Dial.waitingOn` says which,
+ * so the request's error can name the proxy that did not answer. The signal reaches
+ * ProxyAgent.createConnection through a request option of our own (DIAL_OPTION), not
+ * http.request's `signal` (see rest.ts for its cost).
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent, request as httpsRequest, type AgentOptions, type RequestOptions } from 'node:https';
-import { isIP, type Socket } from 'node:net';
+import { connect as netConnect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 
 export interface DialTarget {
   host: string;
   port: number;
+}
+
+/** One connection being made: the signal that ends it, and what it waits on meanwhile. */
+export interface Dial {
+  signal: AbortSignal;
+  /** While the dial waits on the proxy: what has not happened yet (e.g. "proxy h:p did not answer CONNECT"). */
+  waitingOn?: string;
+}
+
+/** The request option that hands a Dial to ProxyAgent.createConnection. */
+export const DIAL_OPTION = 'echoperatorDial';
+
+/** A request's deadline passed: the reason its signal aborts with ("within N ms" in messages). */
+export class DeadlineExceeded extends Error {
+  override readonly name = 'TimeoutError';
+  constructor(readonly ms: number) {
+    super(`timed out after ${ms} ms`);
+  }
+}
+
+/** A dial stopped while it waited on the proxy; its message names the proxy and what it did not do. */
+export class ProxyStalled extends Error {
+  override readonly name = 'ProxyStalled';
+  constructor(waitingOn: string, signal: AbortSignal) {
+    const reason: unknown = signal.reason;
+    super(
+      reason instanceof DeadlineExceeded
+        ? `${waitingOn} within ${reason.ms} ms`
+        : `${waitingOn} before the request was stopped (${(reason as Error)?.message ?? String(reason)})`,
+    );
+  }
 }
 
 function proxyPort(proxy: URL): number {
@@ -47,11 +84,15 @@ export function basicProxyAuth(proxy: URL): string | undefined {
   return `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 }
 
-function connectTunnel(proxy: URL, target: DialTarget, ca: ConnectionOptions['ca'], signal: AbortSignal): Promise<Socket> {
+function connectTunnel(proxy: URL, target: DialTarget, ca: ConnectionOptions['ca'], dial: Dial): Promise<Socket> {
+  const { signal } = dial;
   return new Promise((resolve, reject) => {
     const auth = basicProxyAuth(proxy);
     const hostPort = authority(target);
     const secure = proxy.protocol === 'https:';
+    dial.waitingOn = `proxy ${proxy.host} did not answer CONNECT`;
+    // http.request's `signal` is fine here: one per new tunnel, not one per request. On abort it
+    // destroys the request and its socket, so the proxy sees the connection close.
     const req = (secure ? httpsRequest : httpRequest)({
       host: proxy.hostname.replace(/^\[|\]$/g, ''),
       port: proxyPort(proxy),
@@ -63,6 +104,11 @@ function connectTunnel(proxy: URL, target: DialTarget, ca: ConnectionOptions['ca
       ...(secure ? { servername: proxy.hostname, ...(ca ? { ca } : {}) } : {}),
     });
     req.once('connect', (res: IncomingMessage, socket: Socket, head: Buffer) => {
+      if (signal.aborted) {
+        socket.destroy();
+        reject(new ProxyStalled(dial.waitingOn!, signal));
+        return;
+      }
       if (res.statusCode !== 200) {
         socket.destroy();
         reject(new Error(`proxy ${proxy.host} refused CONNECT ${hostPort}: ${res.statusCode} ${res.statusMessage ?? ''}`.trim()));
@@ -71,15 +117,20 @@ function connectTunnel(proxy: URL, target: DialTarget, ca: ConnectionOptions['ca
       if (head.length > 0) socket.unshift(head);
       resolve(socket);
     });
-    req.once('error', (err) => reject(new Error(`proxy ${proxy.host}: ${err.message}`, { cause: err })));
+    req.once('error', (err) =>
+      reject(signal.aborted ? new ProxyStalled(dial.waitingOn!, signal) : new Error(`proxy ${proxy.host}: ${err.message}`, { cause: err })),
+    );
     req.end();
   });
 }
 
-async function socksTunnel(proxy: URL, target: DialTarget, signal: AbortSignal): Promise<Socket> {
+async function socksTunnel(proxy: URL, target: DialTarget, dial: Dial): Promise<Socket> {
   // Loaded on first use: most clusters have no SOCKS proxy, and the bundle pays nothing for it.
   const { SocksClient } = await import('socks');
-  const connecting = SocksClient.createConnection({
+  const { signal } = dial;
+  if (signal.aborted) throw signal.reason;
+  dial.waitingOn = `socks5 proxy ${proxy.host} did not answer`;
+  const client = new SocksClient({
     proxy: {
       host: proxy.hostname.replace(/^\[|\]$/g, ''),
       port: proxyPort(proxy),
@@ -90,40 +141,49 @@ async function socksTunnel(proxy: URL, target: DialTarget, signal: AbortSignal):
     command: 'connect',
     destination: { host: target.host, port: target.port },
   });
-  if (signal.aborted) throw signal.reason;
+  // Our own socket, handed to the SOCKS client: SocksClient.createConnection takes no signal and
+  // gives no handle on the socket it makes, so an abort could not close it. Writes wait in the
+  // socket until it is connected.
+  const socket = netConnect({ host: proxy.hostname.replace(/^\[|\]$/g, ''), port: proxyPort(proxy) });
   return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
+    const onAbort = (): void => {
+      socket.destroy();
+      reject(new ProxyStalled(dial.waitingOn!, signal));
+    };
     signal.addEventListener('abort', onAbort, { once: true });
-    connecting.then(
-      ({ socket }) => {
-        signal.removeEventListener('abort', onAbort);
-        // Aborted meanwhile: nobody will use it.
-        if (signal.aborted) socket.destroy();
-        else resolve(socket);
-      },
-      (err: Error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(new Error(`socks5 proxy ${proxy.host}: ${err.message}`, { cause: err }));
-      },
-    );
+    client.once('established', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(socket);
+    });
+    client.once('error', (err: Error) => {
+      signal.removeEventListener('abort', onAbort);
+      socket.destroy();
+      reject(new Error(`socks5 proxy ${proxy.host}: ${err.message}`, { cause: err }));
+    });
+    client.connect(socket);
   });
 }
 
 /** TCP keep-alive probes after 30 s idle, as client-go's dialer sets on every connection. */
 const TCP_KEEPALIVE_MS = 30_000;
 
-/** A raw tunnel to `target` through `proxy`. */
-export async function tunnel(proxy: URL, target: DialTarget, ca: ConnectionOptions['ca'], signal: AbortSignal): Promise<Socket> {
-  const socket = proxy.protocol.startsWith('socks')
-    ? await socksTunnel(proxy, target, signal)
-    : await connectTunnel(proxy, target, ca, signal);
+/** A raw tunnel to `target` through `proxy`; `dial.waitingOn` is cleared once it is made. */
+export async function tunnel(proxy: URL, target: DialTarget, ca: ConnectionOptions['ca'], dial: Dial): Promise<Socket> {
+  const socket = proxy.protocol.startsWith('socks') ? await socksTunnel(proxy, target, dial) : await connectTunnel(proxy, target, ca, dial);
+  dial.waitingOn = undefined;
   socket.setKeepAlive(true, TCP_KEEPALIVE_MS);
   return socket;
 }
 
 /** TLS to `target` inside a tunnel through `proxy`; resolves once the handshake is done. */
-export async function dialTls(proxy: URL, target: DialTarget, tls: ConnectionOptions, signal: AbortSignal): Promise<TLSSocket> {
-  const socket = await tunnel(proxy, target, tls.ca, signal);
+export async function dialTls(proxy: URL, target: DialTarget, tls: ConnectionOptions, dial: Dial): Promise<TLSSocket> {
+  const { signal } = dial;
+  const socket = await tunnel(proxy, target, tls.ca, dial);
+  if (signal.aborted) {
+    socket.destroy();
+    throw signal.reason;
+  }
+  dial.waitingOn = `the TLS handshake with ${authority(target)} through proxy ${proxy.host} did not complete`;
   return new Promise((resolve, reject) => {
     const secure = tlsConnect({ ...tls, socket, servername: tls.servername ?? sniName(target.host) });
     const fail = (err: Error): void => {
@@ -131,12 +191,13 @@ export async function dialTls(proxy: URL, target: DialTarget, tls: ConnectionOpt
       secure.destroy();
       reject(err);
     };
-    const onAbort = (): void => fail(signal.reason as Error);
+    const onAbort = (): void => fail(new ProxyStalled(dial.waitingOn!, signal));
     signal.addEventListener('abort', onAbort, { once: true });
     secure.once('error', fail);
     secure.once('secureConnect', () => {
       signal.removeEventListener('abort', onAbort);
       secure.removeListener('error', fail);
+      dial.waitingOn = undefined;
       resolve(secure);
     });
   });
@@ -144,7 +205,8 @@ export async function dialTls(proxy: URL, target: DialTarget, tls: ConnectionOpt
 
 /**
  * An https.Agent whose connections go through `proxy`: pooling and keep-alive as usual, each
- * new socket a tunnel. A tunnel that cannot be made fails the request that asked for it.
+ * new socket a tunnel. A tunnel that cannot be made fails the request that asked for it, and
+ * ends with that request's Dial (DIAL_OPTION); a request without one dials unbounded.
  */
 export class ProxyAgent extends Agent {
   constructor(
@@ -156,7 +218,8 @@ export class ProxyAgent extends Agent {
 
   override createConnection(options: RequestOptions, callback?: (err: Error | null, socket: Duplex) => void): undefined {
     const target = { host: options.host ?? 'localhost', port: Number(options.port ?? 443) };
-    dialTls(this.proxy, target, options as ConnectionOptions, options.signal ?? new AbortController().signal).then(
+    const dial = (options as { [DIAL_OPTION]?: Dial })[DIAL_OPTION] ?? { signal: options.signal ?? new AbortController().signal };
+    dialTls(this.proxy, target, options as ConnectionOptions, dial).then(
       (socket) => callback?.(null, socket),
       (err: Error) => callback?.(err, undefined as never),
     );

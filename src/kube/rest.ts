@@ -14,15 +14,23 @@
  * is retried as client-go does (see retry.ts), sleeping as told, the sleep cut short by the
  * deadline or the caller's signal; a non-2xx answer becomes an ApiError carrying the server's
  * Status; a transport failure becomes an ApiError with code 0, so callers classify both with the
- * same helpers. Every answer and every retry is counted (RestClientMetrics).
+ * same helpers. Every answer and every retry is counted (RestClientMetrics), and whether the
+ * server answers at all is kept in `reachability` (for a liveness check).
+ *
+ * Deadlines hold through proxies: a request's deadline (or a watch's signal) reaches the dial of
+ * its tunnel (dial.ts), so a proxy that accepts and never answers fails the request at its
+ * deadline with an error naming the proxy, and the tunnel is closed; a request stopped while it
+ * waits for a socket settles at once. A watch must get its response headers within 30 s.
  */
 import { Agent, request as httpsRequest, type AgentOptions, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { basicProxyAuth, ProxyAgent, tunnel } from './dial.js';
+import { KubeConfig } from '@kubernetes/client-node';
+import { basicProxyAuth, DeadlineExceeded, DIAL_OPTION, ProxyAgent, ProxyStalled, tunnel, type Dial } from './dial.js';
 import { ApiError, type StatusBody } from './errors.js';
+import { ExecCredentialPlugin, type ExecConfig, type ExecPluginOptions } from './execcredential.js';
 import { readList } from './listdecode.js';
 import { proxyFor } from './proxy.js';
+import { Reachability } from './reachability.js';
 import { MAX_RETRIES, nopRestClientMetrics, retryAfterMs, type RestClientMetrics } from './retry.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -47,6 +55,10 @@ export interface RestClientOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read; default process.env. */
   env?: Record<string, string | undefined>;
+  /** A monotonic clock in ms for `reachability`; default performance.now. */
+  now?: () => number;
+  /** How an exec credential plugin is run (deadline, kill grace, where its stderr goes). */
+  exec?: Pick<ExecPluginOptions, 'timeoutMs' | 'killGraceMs' | 'log'>;
 }
 
 interface Answer {
@@ -55,8 +67,6 @@ interface Answer {
   retryAfter?: string | string[];
 }
 
-/** How long a credential plugin may stay unanswered before another run is started. */
-const AUTH_GIVE_UP_MS = 60_000;
 /**
  * How long one authentication serves later requests. client-node builds it anew on every call
  * (it decodes the kubeconfig's certificates and makes an https.Agent each time: ~3% of the
@@ -100,15 +110,18 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** A watch's response headers (after its tunnel and TLS handshake) must come within this. */
+const STREAM_HEADERS_TIMEOUT_MS = 30_000;
 const TCP_KEEPALIVE_MS = 30_000;
 /** Node's longest timer (2^31-1 ms); see runtime/clock.ts, which this lower layer cannot import. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * A response body as a string, decoded chunk by chunk. Not Buffer.concat: a LIST page is megabytes,
- * and a large malloc'd Buffer per page left the heap of the C allocator fragmented: measured by
- * the memory benchmark, ~20 MB more RSS after the initial LIST of 10,000 Echos and 10,000 Jobs.
- * Strings live in V8's heap, which the garbage collector compacts.
+ * A response body as a string, decoded chunk by chunk (LIST pages are read item by item instead:
+ * listdecode.ts). Not Buffer.concat: a large malloc'd Buffer per answer left the heap of the C
+ * allocator fragmented (measured by the memory benchmark when LIST pages went through here: ~20 MB
+ * more RSS after the initial LIST of 10,000 Echos and 10,000 Jobs); strings live in V8's heap,
+ * which the garbage collector compacts.
  */
 function readText(res: IncomingMessage): Promise<string> {
   // Listeners, not `for await`: an async iterator per response cost ~5% of a request's CPU.
@@ -153,19 +166,39 @@ export class RestClient {
   private readonly userAgent: string;
   /** The proxy every request and watch goes through (proxy.ts decides, as client-go does); none: direct. */
   readonly proxy: URL | undefined;
+  /** Whether the API server answers at all (see reachability.ts). */
+  readonly reachability: Reachability;
   private readonly metrics: RestClientMetrics;
   /** The authentication in flight, shared by the requests that wait for it (see authenticate). */
-  private auth: { startedAt: number; done: Promise<RequestOptions> } | undefined;
+  private auth: Promise<RequestOptions> | undefined;
   /** The last authentication's result, reused for AUTH_REUSE_MS. */
   private authenticated: { at: number; options: RequestOptions } | undefined;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The user's exec credential plugin, run by us (execcredential.ts) rather than by client-node. */
+  private readonly exec: ExecCredentialPlugin | undefined;
+  /** What client-node applies (TLS, tokens, token files, impersonation): the kubeconfig without the exec plugin. */
+  private readonly kc: KubeConfig;
 
-  constructor(
-    private readonly kc: KubeConfig,
-    options: RestClientOptions = {},
-  ) {
+  constructor(kc: KubeConfig, options: RestClientOptions = {}) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error('kubeconfig has no current cluster');
+    const user = kc.getCurrentUser();
+    const exec = user?.exec as ExecConfig | undefined;
+    this.kc = kc;
+    if (user && exec) {
+      this.exec = new ExecCredentialPlugin(exec, {
+        ...options.exec,
+        cluster: {
+          server: cluster.server,
+          'certificate-authority-data': cluster.caData,
+          'insecure-skip-tls-verify': cluster.skipTLSVerify || undefined,
+          'tls-server-name': cluster.tlsServerName,
+          'proxy-url': cluster.proxyUrl,
+        },
+      });
+      this.kc = new KubeConfig();
+      this.kc.loadFromClusterAndUser(cluster, { ...user, exec: undefined });
+    }
     this.server = cluster.server.replace(/\/+$/, '');
     this.url = new URL(this.server);
     this.basePath = this.url.pathname.replace(/\/$/, '');
@@ -173,6 +206,7 @@ export class RestClient {
     this.metrics = options.metrics ?? nopRestClientMetrics;
     this.sleep = options.sleep ?? abortableSleep;
     this.proxy = proxyFor(this.url, cluster.proxyUrl, options.env ?? process.env);
+    this.reachability = new Reachability(options.now);
     const agent = (o: AgentOptions): Agent => (this.proxy ? new ProxyAgent(this.proxy, o) : new Agent(o));
     this.agent = agent({ keepAlive: true, maxSockets: options.maxSockets ?? 100, maxFreeSockets: 32 });
     this.streamAgent = agent({ keepAlive: false, maxSockets: Infinity });
@@ -200,10 +234,7 @@ export class RestClient {
     const deadline = new AbortController();
     const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     // Capped as every timer is (see runtime/clock.ts): a longer one would fire after 1 ms.
-    const timer = setTimeout(
-      () => deadline.abort(new DOMException(`timed out after ${timeoutMs} ms`, 'TimeoutError')),
-      Math.min(timeoutMs, MAX_TIMER_MS),
-    );
+    const timer = setTimeout(() => deadline.abort(new DeadlineExceeded(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS));
     const onCallerAbort = (): void => deadline.abort(opts.signal!.reason);
     if (opts.signal?.aborted) onCallerAbort();
     else opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
@@ -231,14 +262,38 @@ export class RestClient {
    * the server ends the stream; rejects on transport errors; aborting the signal ends it quietly.
    */
   async stream(path: string, query: Query, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
+    // The caller's signal, plus a deadline on the response headers (the tunnel and TLS included),
+    // as client-go's dial and TLS handshake timeouts bound a watch's start.
+    const started = new AbortController();
+    const onCallerAbort = (): void => started.abort(signal.reason);
+    if (signal.aborted) onCallerAbort();
+    else signal.addEventListener('abort', onCallerAbort, { once: true });
+    const headerTimer = setTimeout(() => started.abort(new DeadlineExceeded(STREAM_HEADERS_TIMEOUT_MS)), STREAM_HEADERS_TIMEOUT_MS);
+    try {
+      await this.streamUntil(path, query, started.signal, () => clearTimeout(headerTimer), onLine);
+    } finally {
+      clearTimeout(headerTimer);
+      signal.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  private async streamUntil(
+    path: string,
+    query: Query,
+    signal: AbortSignal,
+    onHeaders: () => void,
+    onLine: (line: string) => void,
+  ): Promise<void> {
     const { status, text } = await this.counted(
       'GET',
       this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
+        onHeaders();
         if ((res.statusCode ?? 0) >= 300) return readText(res);
         let pending = '';
         res.setEncoding('utf8');
         try {
           for await (const chunk of res) {
+            this.reachability.answered();
             pending += chunk as string;
             let nl: number;
             while ((nl = pending.indexOf('\n')) >= 0) {
@@ -259,37 +314,60 @@ export class RestClient {
   }
 
   /**
-   * client-node's TLS material and auth headers (it refreshes tokens and runs exec credential
-   * plugins), bounded by `signal`: a plugin that never answers fails the request at its deadline,
-   * as client-go's request context does, instead of blocking it (and a standby's acquire loop)
-   * forever. Concurrent requests share one authentication, so a hung plugin is one process, not
-   * one per request; one that has not answered for AUTH_GIVE_UP_MS is given up on (client-node
-   * offers no handle to kill it) and the next request starts another. A result serves the
-   * requests of the next AUTH_REUSE_MS too. Resolves with a copy the caller may change.
+   * TLS material and auth headers: client-node's (certificates, tokens, token files) and the exec
+   * credential plugin's (execcredential.ts: killed at its own deadline), bounded by `signal`: a
+   * plugin that never answers fails the request at the request's deadline, as client-go's
+   * request context does, instead of blocking it (and a standby's acquire loop). Concurrent
+   * requests share one authentication, so a hung plugin is one process, not one per request. A
+   * result serves the requests of the next AUTH_REUSE_MS too. Resolves with a copy the caller
+   * may change.
    */
   private async authenticate(method: string, path: string, signal: AbortSignal): Promise<RequestOptions> {
     const now = Date.now();
     const reuse = this.authenticated;
     if (reuse && now - reuse.at < AUTH_REUSE_MS)
       return { ...reuse.options, headers: { ...(reuse.options.headers as Record<string, string>) } };
-    if (!this.auth || now - this.auth.startedAt > AUTH_GIVE_UP_MS) {
-      const options: RequestOptions = { headers: {} };
-      const entry = { startedAt: now, done: this.kc.applyToHTTPSOptions(options).then(() => pemAsStrings(options)) };
+    if (!this.auth) {
+      const entry = this.authenticateOnce();
       this.auth = entry;
       const clear = (): void => {
         if (this.auth === entry) this.auth = undefined;
       };
-      entry.done.then((o) => {
+      entry.then((o) => {
         clear();
         this.authenticated = { at: Date.now(), options: o };
       }, clear);
     }
     try {
-      const options = await untilAborted(this.auth.done, signal);
+      const options = await untilAborted(this.auth, signal);
       return { ...options, headers: { ...(options.headers as Record<string, string>) } };
     } catch (err) {
-      throw transportError(method, path, err, signal);
+      throw this.transportError(method, path, err, signal);
     }
+  }
+
+  private async authenticateOnce(): Promise<RequestOptions> {
+    const options: RequestOptions = { headers: {} };
+    await this.kc.applyToHTTPSOptions(options);
+    if (this.exec) {
+      const cred = await this.exec.credential();
+      const headers = options.headers as Record<string, string>;
+      // A token in the kubeconfig itself wins, as client-node applies it.
+      if (cred.token && !headers.Authorization) headers.Authorization = `Bearer ${cred.token}`;
+      if (cred.clientCertificateData) options.cert = cred.clientCertificateData;
+      if (cred.clientKeyData) options.key = cred.clientKeyData;
+    }
+    return pemAsStrings(options);
+  }
+
+  /**
+   * The server refused our credentials (401): an exec plugin's token is asked for anew, as
+   * client-go's exec authenticator does, instead of being reused until its expiry.
+   */
+  private refused(headers: Record<string, string>): void {
+    if (!this.exec) return;
+    this.exec.invalidate(headers.Authorization?.replace(/^Bearer /, ''));
+    this.authenticated = undefined;
   }
 
   /** Counts the answer's code, or '<error>' when none came (client-go's label for that). */
@@ -304,10 +382,15 @@ export class RestClient {
     }
   }
 
-  /** Closes idle keep-alive sockets so the process can exit. */
+  private transportError(method: string, path: string, err: unknown, signal: AbortSignal): ApiError {
+    return transportError(method, path, err, signal, this.proxy);
+  }
+
+  /** Closes idle keep-alive sockets and stops a running credential plugin, so the process can exit. */
   close(): void {
     this.agent.destroy();
     this.streamAgent.destroy();
+    this.exec?.stop();
   }
 
   private async send(
@@ -337,7 +420,9 @@ export class RestClient {
       headers['Content-Length'] = String(Buffer.byteLength(payload));
     }
     const isHttps = this.url.protocol === 'https:';
-    const reqOptions: RequestOptions = {
+    // What the tunnel's dial (dial.ts) waits on, so that an abort names the proxy that did not answer.
+    const dial: Dial = { signal };
+    const reqOptions: RequestOptions & { [DIAL_OPTION]?: Dial } = {
       ...options,
       hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
       port: this.url.port,
@@ -345,13 +430,25 @@ export class RestClient {
       // One agent for all requests: the TLS material is per cluster, so reusing sockets is safe.
       agent: isHttps ? agent : undefined,
       headers,
-      ...(!isHttps && this.proxy ? plainHttpThroughProxy(this.proxy, this.url, target, headers, signal) : {}),
+      ...(!isHttps && this.proxy ? plainHttpThroughProxy(this.proxy, this.url, target, headers, dial) : {}),
+      // Read by ProxyAgent.createConnection: the agent passes request options on to it.
+      ...(this.proxy ? { [DIAL_OPTION]: dial } : {}),
     };
     return await new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(transportError(method, path, signal.reason, signal));
+      if (signal.aborted) return reject(this.transportError(method, path, signal.reason, signal));
+      const reachability = this.reachability;
+      reachability.started();
+      let answered = false;
+      let settled = false;
       const req = (isHttps ? httpsRequest : httpRequest)(reqOptions, (res) => {
+        answered = true;
+        reachability.answered();
+        if (res.statusCode === 401) this.refused(headers);
         read(res).then(
           (text) => {
+            if (settled) return;
+            settled = true;
+            reachability.ended();
             signal.removeEventListener('abort', onAbort);
             resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] });
           },
@@ -359,11 +456,22 @@ export class RestClient {
         );
       });
       // Not http.request's `signal` option: it wires the signal through addAbortSignal and an
-      // end-of-stream watcher per request (~4% of RestClient's CPU per GET, measured), to do only this.
-      const onAbort = (): void => void req.destroy(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+      // end-of-stream watcher per request (~4% of RestClient's CPU per GET, measured). The
+      // promise settles here, not on the request's 'error': a request still waiting for a socket
+      // (the pool is full, or its tunnel is being dialled) emits nothing until it gets one.
+      const onAbort = (): void => {
+        req.destroy(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+        fail(dial.waitingOn ? new ProxyStalled(dial.waitingOn, signal) : signal.reason);
+      };
       const fail = (err: unknown): void => {
+        if (settled) return;
+        settled = true;
+        reachability.ended();
         signal.removeEventListener('abort', onAbort);
-        reject(transportError(method, path, err, signal));
+        const error = this.transportError(method, path, err, signal);
+        // No response at all, and not because the caller stopped asking: the server did not answer.
+        if (!answered && !(signal.aborted && !(signal.reason instanceof DeadlineExceeded))) reachability.failed(error.message);
+        reject(error);
       };
       signal.addEventListener('abort', onAbort, { once: true });
       // client-go's dialer: TCP keep-alive probes after 30 s idle, so a watch whose peer vanished
@@ -381,18 +489,12 @@ export class RestClient {
  * request itself with the absolute URL as its target, as Go's transport sends it; to an https://
  * or SOCKS5 proxy, through a tunnel.
  */
-function plainHttpThroughProxy(
-  proxy: URL,
-  server: URL,
-  pathAndQuery: string,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-): RequestOptions {
+function plainHttpThroughProxy(proxy: URL, server: URL, pathAndQuery: string, headers: Record<string, string>, dial: Dial): RequestOptions {
   if (proxy.protocol !== 'http:') {
     const port = Number(server.port || 80);
     return {
       createConnection: (_opts, cb) => {
-        tunnel(proxy, { host: server.hostname.replace(/^\[|\]$/g, ''), port }, undefined, signal).then(
+        tunnel(proxy, { host: server.hostname.replace(/^\[|\]$/g, ''), port }, undefined, dial).then(
           (socket) => cb(null, socket),
           (err: Error) => cb(err, undefined as never),
         );
@@ -406,10 +508,17 @@ function plainHttpThroughProxy(
   return { hostname: proxy.hostname.replace(/^\[|\]$/g, ''), port: Number(proxy.port || 80), path: server.origin + pathAndQuery };
 }
 
-function transportError(method: string, path: string, err: unknown, signal: AbortSignal): ApiError {
+/**
+ * A request that got no answer, as an ApiError with code 0. `proxy`: named when the message does
+ * not name it already, so a log line says which way the request went.
+ */
+function transportError(method: string, path: string, err: unknown, signal: AbortSignal, proxy?: URL): ApiError {
   const reason = signal.reason as { name?: string; message?: string } | undefined;
-  const why =
-    signal.aborted && reason?.name === 'TimeoutError' ? (reason.message ?? 'timed out') : ((err as Error)?.message ?? String(err));
+  let why =
+    !(err instanceof ProxyStalled) && signal.aborted && reason?.name === 'TimeoutError'
+      ? (reason.message ?? 'timed out')
+      : ((err as Error)?.message ?? String(err));
+  if (proxy && !why.includes(proxy.host)) why += ` (through proxy ${proxy.host})`;
   return new ApiError(0, 'TransportError', `${method} ${path}: ${why}`, undefined, { cause: err });
 }
 

@@ -1,2 +1,3 @@
 export * from './manager.js';
 export * from './preflight.js';
+export * from './startup.js';

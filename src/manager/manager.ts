@@ -6,7 +6,9 @@
  *   declare, shared between them; probes; metrics; the Lease watch;
  *   leader only: the controllers' workers (all of them, or none).
  *
- * Guarantees: workers start only after every cache has synced. Two signals stop the workers
+ * Guarantees: workers start only after every cache has synced, and the start (the API server
+ * reachable, the CRDs served, every cache synced) either finishes within cacheSyncTimeoutMs or
+ * run() rejects with a StartupTimeoutError naming the last problem. Two signals stop the workers
  * (see runtime/controller's RunSignals): on a graceful stop no new work is taken and in-flight
  * reconciles get a bounded time to finish, and only then is the Lease released (so the next leader
  * never overlaps with us); when leadership is lost, in-flight reconciles are aborted at once and
@@ -32,7 +34,9 @@ import { InformerSet, informerLiveness, stripForCache, type InformerMetrics } fr
 import { KubeLeaseLock, LeaderElector, type LeaderElectionMetrics } from '../runtime/leaderelection/index.js';
 import { nopLogger, type Logger } from '../runtime/log.js';
 import { noopWorkQueueMetrics, type WorkQueueMetricsProvider } from '../runtime/workqueue/index.js';
+import { apiServerLiveness } from './liveness.js';
 import { waitForApi } from './preflight.js';
+import { StartupDeadline } from './startup.js';
 
 export interface LeaderElectionSettings {
   leaseName: string;
@@ -57,7 +61,24 @@ export interface ManagerConfig {
   shutdownTimeoutMs: number;
   /** undefined = no leader election (one replica). */
   leaderElection: LeaderElectionSettings | undefined;
+  /** Bound on the start: preflight and the caches' first sync (controller-runtime's CacheSyncTimeout); default 2 min. */
+  cacheSyncTimeoutMs?: number;
+  /**
+   * The "apiserver" liveness check fails once the API server has given no answer at all for this
+   * long while requests were made (see kube/reachability.ts); 0 = no such check. Default 2 min.
+   */
+  apiUnreachableTimeoutMs?: number;
 }
+
+/** controller-runtime's default CacheSyncTimeout. */
+export const DEFAULT_CACHE_SYNC_TIMEOUT_MS = 120_000;
+/**
+ * Long enough that a restart of kube-apiserver (typically well under a minute until it serves
+ * again) or a control-plane upgrade does not get every operator pod restarted; short enough that
+ * a proxy or tunnel gone silent for good is cleared by a restart within a few minutes (plus the
+ * liveness probe's own period x failureThreshold).
+ */
+export const DEFAULT_API_UNREACHABLE_TIMEOUT_MS = 120_000;
 
 export interface HealthRegistry {
   addReadinessCheck(name: string, check: () => boolean | string): void;
@@ -201,22 +222,40 @@ export class Manager {
   }
 
   /**
-   * Runs until `signal` aborts (resolves) or leadership is lost (rejects with
-   * LeadershipLostError). Everything it started is stopped when it settles.
+   * Runs until `signal` aborts (resolves), leadership is lost (rejects with LeadershipLostError)
+   * or the start does not finish in time (rejects with StartupTimeoutError). Everything it
+   * started is stopped when it settles.
    */
   async run(signal: AbortSignal): Promise<void> {
     const health = this.deps.health;
     health?.addReadinessCheck('informers-synced', () => this.hasSynced() || 'caches not synced yet');
     const informers = this.informerSets.flatMap((s) => s.informers);
     health?.addLivenessCheck('informers', () => informerLiveness(informers, signal));
+    const unreachableMs = this.config.apiUnreachableTimeoutMs ?? DEFAULT_API_UNREACHABLE_TIMEOUT_MS;
+    if (unreachableMs > 0) health?.addLivenessCheck('apiserver', () => apiServerLiveness(this.deps.rest, unreachableMs, signal));
 
-    await waitForApi(
-      this.deps.rest,
-      this.declarations.map((d) => d.primary),
-      this.log,
-      this.clock,
-      signal,
-    );
+    const startup = new StartupDeadline(this.clock, this.config.cacheSyncTimeoutMs ?? DEFAULT_CACHE_SYNC_TIMEOUT_MS);
+    try {
+      await this.startThenRun(startup, signal);
+    } finally {
+      startup.done();
+    }
+  }
+
+  /** The start (preflight, informers, sync) and then the run, the start bounded by `startup`. */
+  private async startThenRun(startup: StartupDeadline, signal: AbortSignal): Promise<void> {
+    try {
+      await waitForApi(
+        this.deps.rest,
+        this.declarations.map((d) => d.primary),
+        this.log,
+        this.clock,
+        startup.bound(signal),
+        (problem) => startup.problem(problem),
+      );
+    } catch (err) {
+      throw startup.explain(err);
+    }
     const informersStop = new AbortController();
     // An informer's run() rejects only on a bug (its own errors are retried forever): stop
     // everything in order, with the lease released, rather than die of an unhandled rejection.
@@ -231,7 +270,7 @@ export class Manager {
       );
     const stop = AbortSignal.any([signal, failed.signal]);
     try {
-      await this.runUntil(stop);
+      await this.runUntil(stop, startup);
       if (failed.signal.aborted) throw failed.signal.reason;
     } finally {
       informersStop.abort();
@@ -239,8 +278,14 @@ export class Manager {
     }
   }
 
-  private async runUntil(signal: AbortSignal): Promise<void> {
-    await this.waitForSync(signal);
+  private async runUntil(signal: AbortSignal, startup: StartupDeadline): Promise<void> {
+    try {
+      await this.waitForSync(startup.bound(signal));
+    } catch (err) {
+      startup.problem(this.unsynced());
+      throw startup.explain(err);
+    }
+    startup.done();
     this.log.info('caches synced', Object.fromEntries([...this.caches.values()].map((s) => [s.name, s.size])));
     if (!this.elector) {
       await this.runControllers({ stop: signal, drainTimeoutMs: this.config.shutdownTimeoutMs });
@@ -281,6 +326,15 @@ export class Manager {
       electionEnded.abort(new Error('leader election ended'));
       await working;
     }
+  }
+
+  /** Which caches have not synced, and each one's last error. */
+  private unsynced(): string {
+    const waiting = this.informerSets
+      .flatMap((s) => s.informers)
+      .filter((i) => !i.hasSynced())
+      .map((i) => `${i.name}${i.status.lastError ? ` (${i.status.lastError})` : ''}`);
+    return `caches not synced: ${waiting.join(', ')}`;
   }
 
   private async waitForSync(signal: AbortSignal): Promise<void> {

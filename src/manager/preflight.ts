@@ -1,7 +1,8 @@
 /**
  * Before informers start: is the API server reachable, and are the CRDs of the kinds the
  * controllers reconcile installed? Each failure is said once, clearly, with what to do, and
- * retried with backoff until it clears or we stop.
+ * retried with backoff until it clears or `signal` aborts (a stop, or the start-up deadline:
+ * see startup.ts, which names the last problem reported through onProblem).
  */
 import { describeError, isForbidden, isNotFound, isUnauthorized } from '../kube/errors.js';
 import type { RestClient } from '../kube/rest.js';
@@ -25,13 +26,18 @@ export function explainPreflightError(err: unknown, server: string, kinds: reado
   return `cannot reach the API server at ${server}: ${describeError(err)}`;
 }
 
-/** Resolves once every kind in `kinds` is served; the API's discovery is asked once per group/version. */
+/**
+ * Resolves once every kind in `kinds` is served; the API's discovery is asked once per
+ * group/version. onProblem hears each problem as it is found, also that of an attempt cut short
+ * by `signal` when no attempt has finished before it.
+ */
 export async function waitForApi(
   rest: RestClient,
   kinds: readonly ResourceType[],
   log: Logger,
   clock: Clock,
   signal: AbortSignal,
+  onProblem: (problem: string) => void = () => undefined,
 ): Promise<void> {
   const backoff = new Backoff({ clock });
   const byApi = new Map<string, ResourceType[]>();
@@ -51,8 +57,12 @@ export async function waitForApi(
       }
       throw Object.assign(new Error(`missing ${missing.join(', ')}`), { code: 404 });
     } catch (err) {
-      if (signal.aborted) throw signal.reason;
       const problem = explainPreflightError(err, rest.server, kinds);
+      if (signal.aborted) {
+        if (!lastProblem) onProblem(problem);
+        throw signal.reason;
+      }
+      onProblem(problem);
       if (problem !== lastProblem) log.error(`${problem}; retrying`, { error: describeError(err) });
       lastProblem = problem;
       await clock.sleep(backoff.next(), signal);

@@ -6,7 +6,7 @@
  * leader election gauge, so dashboards and alerts written for Go operators work unchanged.
  *
  * Guarantees: every series a controller can produce exists from its start (reconcile_total for
- * each result and reconcile_errors_total are created at 0 when the controller reports its
+ * each result, reconcile_errors_total and terminal_reconcile_errors_total are created at 0 when the controller reports its
  * concurrency), so rate() and absent() behave from the first scrape; in-flight gauges are
  * computed at scrape time from the queues' probes, never stale.
  */
@@ -190,6 +190,12 @@ function controllerMetrics(registry: Registry): ControllerMetrics {
     labelNames: ['controller'] as const,
     registers,
   });
+  const terminal = new Counter({
+    name: 'controller_runtime_terminal_reconcile_errors_total',
+    help: 'Total number of terminal reconciliation errors per controller',
+    labelNames: ['controller'] as const,
+    registers,
+  });
   const time = new Histogram({
     name: 'controller_runtime_reconcile_time_seconds',
     help: 'Length of time per reconciliation per controller',
@@ -214,6 +220,7 @@ function controllerMetrics(registry: Registry): ControllerMetrics {
       maxConcurrent.set({ controller }, workers);
       active.inc({ controller }, 0);
       errors.inc({ controller }, 0);
+      terminal.inc({ controller }, 0);
       for (const result of RESULTS) total.inc({ controller, result }, 0);
     },
     activeWorkers(controller, delta) {
@@ -223,6 +230,9 @@ function controllerMetrics(registry: Registry): ControllerMetrics {
       total.inc({ controller, result });
       if (result === 'error') errors.inc({ controller });
       time.observe({ controller }, seconds);
+    },
+    terminalError(controller) {
+      terminal.inc({ controller });
     },
   };
 }

@@ -2,9 +2,13 @@
  * Starting before the cluster is ready (issue 7): no API server yet, then no CRDs. The operator
  * says what is wrong once, clearly, with what to do, keeps retrying, and works as soon as the
  * problem is fixed, without a restart. On a PRIVATE control plane, started late by this file.
+ *
+ * Retrying is bounded by the start-up deadline (CACHE_SYNC_TIMEOUT_SECONDS, issue 20): behind a
+ * proxy that accepts and never answers, the operator exits 1 at that deadline naming the proxy.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -25,6 +29,11 @@ after(async () => {
 
 const CANNOT_REACH = 'cannot reach the API server';
 const INSTALL_HINT = 'kubectl apply --server-side -f crds/';
+/**
+ * The two tests below show retrying until the problem is fixed; how long fixing it takes (starting
+ * a control plane on a loaded machine) is not theirs to bound, so their start-up deadline is long.
+ */
+const PATIENT = { CACHE_SYNC_TIMEOUT_SECONDS: '600' };
 
 /** Log entries at error level whose message contains `text`. */
 async function errorsContaining(op: OperatorProcess, text: string): Promise<Record<string, any>[]> {
@@ -59,7 +68,7 @@ test('API server unreachable at start: a clear message, retries, then it works o
   const port = await reservablePort();
   const kubeconfig = join(tmp, 'kubeconfig');
   writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, pki);
-  const op = await startOperator(t, { KUBECONFIG: kubeconfig, NAMESPACE: 'default' });
+  const op = await startOperator(t, { KUBECONFIG: kubeconfig, NAMESPACE: 'default', ...PATIENT });
 
   await eventually(
     'the operator to say it cannot reach the API server',
@@ -96,7 +105,7 @@ test(
     cp ??= await startPrivateControlPlane();
     const k = cp.kubectl;
     k.ok(['delete', 'crd', 'echos.mmontes.io', 'scheduledechos.mmontes.io', '--wait=true', '--ignore-not-found']);
-    const op = await startOperator(t, { KUBECONFIG: cp.state.kubeconfig, NAMESPACE: 'default' });
+    const op = await startOperator(t, { KUBECONFIG: cp.state.kubeconfig, NAMESPACE: 'default', ...PATIENT });
     await eventually('the operator to say the CRDs are missing', async () => (await errorsContaining(op, INSTALL_HINT)).length > 0, 60_000);
     const [said] = await errorsContaining(op, INSTALL_HINT);
     assert.match(
@@ -113,5 +122,63 @@ test(
     await waitReady(op, 90_000);
     await echoGetsJob('late-crds');
     assert.equal(await op.stop('SIGTERM'), 0);
+  },
+);
+
+test(
+  'behind a proxy that accepts and never answers: exit 1 at the start-up deadline, naming the proxy',
+  { timeout: 120_000 },
+  async (t) => {
+    // A listener that accepts every connection and never says a word (a proxy gone silent).
+    const accepted: Socket[] = [];
+    const closed: Promise<void>[] = [];
+    const silent = createServer((socket) => {
+      accepted.push(socket);
+      closed.push(new Promise((resolve) => socket.once('close', () => resolve())));
+      socket.on('error', () => undefined).resume();
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    t.after(() => {
+      for (const s of accepted) s.destroy();
+      silent.close();
+    });
+    const proxy = `127.0.0.1:${(silent.address() as { port: number }).port}`;
+    const kubeconfig = join(tmp, 'kubeconfig-silent-proxy');
+    writeFileSync(
+      kubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: 'https://kubernetes.example:6443', 'proxy-url': `http://${proxy}` } }],
+        users: [{ name: 'u', user: { token: 'not-a-real-token' } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+      { mode: 0o600 },
+    );
+    const deadlineSeconds = 15;
+    const op = await startOperator(t, {
+      KUBECONFIG: kubeconfig,
+      NAMESPACE: 'default',
+      CACHE_SYNC_TIMEOUT_SECONDS: String(deadlineSeconds),
+    });
+    // The deadline plus generous slack for a loaded machine (start-up of the process included):
+    // without a deadline the operator would retry forever and this would time out.
+    const giveUp = new AbortController();
+    const code = await Promise.race([
+      op.exited,
+      sleep((deadlineSeconds + 45) * 1000, 'still running', { signal: giveUp.signal }).catch(() => 'still running'),
+    ]).finally(() => giveUp.abort());
+    assert.equal(code, 1, `the operator exits 1 at its start-up deadline:\n${op.output()}`);
+    const fatal = (await logEntries(op)).filter((e) => e.level === 'error' && /could not start in time/.test(String(e.msg)));
+    assert.equal(fatal.length, 1, op.output());
+    assert.match(
+      String(fatal[0]!.error),
+      new RegExp(
+        `^not started within ${deadlineSeconds} s \\(CACHE_SYNC_TIMEOUT_SECONDS\\): cannot reach the API server at https://kubernetes\\.example:6443: .*proxy ${proxy.replace(/\./g, '\\.')} did not answer CONNECT within 10000 ms`,
+      ),
+    );
+    assert.ok(accepted.length >= 1, 'the operator tried the proxy');
+    await Promise.all(closed); // every connection it opened to the proxy was closed (the process exited)
   },
 );

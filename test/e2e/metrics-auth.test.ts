@@ -9,87 +9,22 @@
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import { connect } from 'node:tls';
-import { selfSignedCertificate, type ServingCertificate } from '../../src/observability/selfsigned.js';
+import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
+import { get, metricSample, servedFingerprint, type Reply } from '../support/http.js';
 import { installEchoperator } from '../support/install.js';
+import { tlsSecretVolume } from '../support/secretvolume.js';
 import { eventually, kubectl, kubectlOk } from '../support/kube.js';
 import { startOperator, waitReady } from '../support/operator.js';
 
-interface Reply {
-  status: number;
-  body: string;
-}
-
+/** A scrape over HTTPS, with the bearer token when one is given. */
 function scrape(port: number, token?: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const headers = token ? { Authorization: `Bearer ${token}` } : {};
-    // The test's certificates are self-signed: what is served is checked by fingerprint instead.
-    const req = httpsRequest({ host: '127.0.0.1', port, path: '/metrics', headers, rejectUnauthorized: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  return get(port, '/metrics', { tls: true, headers: token ? { Authorization: `Bearer ${token}` } : {} });
 }
 
+/** A plain HTTP request to the TLS port: rejects when the connection is dropped without an answer. */
 function plainHttp(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path: '/metrics', agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error('no answer')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function servedFingerprint(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
-      const fp = socket.getPeerCertificate().fingerprint256;
-      socket.end();
-      resolve(fp);
-    });
-    socket.on('error', reject);
-  });
-}
-
-/** Sum of a metric's samples whose labels include every given pair. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name + '{') && !line.startsWith(name + ' ')) continue;
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
-
-/** A folder as the kubelet writes a Secret volume: files behind a `..data` symlink swapped on update. */
-function secretVolume(first: ServingCertificate): { dir: string; rotate: (pair: ServingCertificate) => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'echoperator-metrics-cert-'));
-  let n = 0;
-  const rotate = (pair: ServingCertificate): void => {
-    const version = `..data_${n++}`;
-    mkdirSync(join(dir, version));
-    writeFileSync(join(dir, version, 'tls.crt'), pair.cert);
-    writeFileSync(join(dir, version, 'tls.key'), pair.key, { mode: 0o600 });
-    symlinkSync(version, join(dir, '..data_tmp'));
-    renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
-  };
-  rotate(first);
-  symlinkSync('..data/tls.crt', join(dir, 'tls.crt'));
-  symlinkSync('..data/tls.key', join(dir, 'tls.key'));
-  return { dir, rotate };
+  return get(port, '/metrics', { fresh: true, timeoutMs: 10_000 }).then((r) => r.status);
 }
 
 test(
@@ -115,8 +50,7 @@ test(
     );
 
     const first = selfSignedCertificate({ hosts: ['127.0.0.1'], commonName: 'first' });
-    const volume = secretVolume(first);
-    t.after(() => rmSync(volume.dir, { recursive: true, force: true }));
+    const volume = tlsSecretVolume(t, first);
     const op = await startOperator(t, {
       KUBECONFIG: install.kubeconfig,
       NAMESPACE: ns,
@@ -148,7 +82,7 @@ test(
     // Scrape cost: a fresh token, 100 scrapes; the operator's own POSTs (TokenReviews and
     // SubjectAccessReviews: it watches an empty namespace, so it writes nothing else).
     const posts = async (): Promise<number> =>
-      sample((await scrape(op.metricsPort, scraperToken)).body, 'rest_client_requests_total', { method: 'POST' });
+      metricSample((await scrape(op.metricsPort, scraperToken)).body, 'rest_client_requests_total', { method: 'POST' });
     const before = await posts();
     const fresh = token('scraper');
     for (let i = 0; i < 100; i++) assert.equal((await scrape(op.metricsPort, fresh)).status, 200);

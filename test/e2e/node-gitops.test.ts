@@ -15,6 +15,9 @@
  *   touch keep their resourceVersion);
  * - a second reconcile of the same revision changes nothing (server-side apply, no drift);
  * - a Deployment deleted by hand is restored by the next reconcile, unprompted;
+ * - a Kustomization holding a ScheduledEcho the operator can never make right (schedule 61)
+ *   fails at once, naming it (the operator says Stalled; kstatus reads Failed), instead of
+ *   waiting out its 5-minute timeout; the fixed schedule makes it Ready;
  * - stopping the cluster stops Flux and the git server too: no process names its folder.
  */
 import assert from 'node:assert/strict';
@@ -32,7 +35,12 @@ import { eventually } from '../support/kube.js';
 
 const NS = 'echoperator';
 /** Where the config repository keeps each Kustomization's manifests. */
-const PATHS = { crds: 'clusters/local/echoperator-crds', install: 'clusters/local/echoperator', apps: 'clusters/local/apps' };
+const PATHS = {
+  crds: 'clusters/local/echoperator-crds',
+  install: 'clusters/local/echoperator',
+  apps: 'clusters/local/apps',
+  schedules: 'clusters/local/schedules',
+};
 
 function git(cwd: string, args: string[]): string {
   const r = spawnSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.invalid', ...args], { cwd, encoding: 'utf8' });
@@ -340,6 +348,48 @@ test(
     );
     assert.deepEqual(content(restored).spec, content(settled.get(`Deployment.apps/${NS} -n ${NS}`)).spec);
     k.ok(['rollout', 'status', `deployment/${NS}`, '-n', NS, '--timeout=120s']);
+
+    // A ScheduledEcho whose schedule the server refuses (minute 61): its Kustomization fails at
+    // once, naming it, instead of waiting out its 5-minute timeout; a fixed schedule makes it Ready.
+    const scheduled = (schedule: string) =>
+      `apiVersion: mmontes.io/v1alpha1\nkind: ScheduledEcho\nmetadata:\n  name: tick\n  namespace: team-a\nspec:\n  message: tick\n  schedule: "${schedule}"\n`;
+    mkdirSync(join(work, PATHS.schedules), { recursive: true });
+    writeFileSync(join(work, PATHS.schedules, 'tick.yaml'), scheduled('61 * * * *'));
+    const broken = commitAndPush(work, 'a ScheduledEcho with minute 61');
+    k.ok(['apply', '--server-side', '-f', '-'], {
+      input: JSON.stringify({
+        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
+        kind: 'Kustomization',
+        metadata: { name: 'schedules', namespace: FLUX_NAMESPACE },
+        spec: {
+          interval: '10m',
+          sourceRef: { kind: 'GitRepository', name: 'cluster-config' },
+          path: `./${PATHS.schedules}`,
+          prune: true,
+          wait: true,
+          timeout: '5m',
+          dependsOn: [{ name: 'apps' }],
+        },
+      }),
+    });
+    requestReconcile(k, 'gitrepository', 'cluster-config');
+    // Well within the timeout: a Kustomization that waited for it would say "timeout waiting for".
+    const failed = await eventually(
+      'the schedules Kustomization to fail on the stalled ScheduledEcho',
+      () => {
+        const ready = condition(kustomization(k, 'schedules'), 'Ready');
+        return ready?.status === 'False' && ready.reason === 'HealthCheckFailed' && ready;
+      },
+      150_000,
+      1000,
+    );
+    t.diagnostic(`Flux: ${failed.reason}: ${failed.message}`);
+    assert.match(failed.message, /failed early due to stalled resources: \[ScheduledEcho\/team-a\/tick status: 'Failed'\]/);
+    assert.equal(kustomization(k, 'schedules').status.lastAttemptedRevision, broken);
+    writeFileSync(join(work, PATHS.schedules, 'tick.yaml'), scheduled('1 * * * *'));
+    const fixed = commitAndPush(work, 'minute 1');
+    requestReconcile(k, 'gitrepository', 'cluster-config');
+    await eventually('the schedules Kustomization Ready with the fixed schedule', () => readyAt(k, 'schedules', fixed), 150_000, 1000);
 
     // Stopping the cluster stops Flux and the git server with it.
     finished = true;

@@ -7,21 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { applyEcho, eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { metricSample } from '../support/http.js';
 import { apiProxy } from '../support/proxy.js';
 import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
 async function metrics(op: OperatorProcess): Promise<string> {
   return (await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`)).text();
-}
-
-/** Sum of a metric's samples whose labels include every given pair. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(name + '{') && !line.startsWith(name + ' ')) continue;
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
 }
 
 test('metrics move with reconciles; the leader reports 1 and a standby 0', async (t) => {
@@ -36,8 +27,8 @@ test('metrics move with reconciles; the leader reports 1 and a standby 0', async
   const b = await startOperator(t, haReplicaEnv(ns, 'b'));
   await waitReady(b);
   const before = await metrics(a);
-  assert.equal(sample(before, 'leader_election_master_status'), 1);
-  assert.equal(sample(await metrics(b), 'leader_election_master_status'), 0);
+  assert.equal(metricSample(before, 'leader_election_master_status'), 1);
+  assert.equal(metricSample(await metrics(b), 'leader_election_master_status'), 0);
   assert.match(before, /process_resident_memory_bytes/);
 
   for (let i = 0; i < 3; i++) applyEcho(ns, `m${i}`, `metric ${i}`);
@@ -47,17 +38,18 @@ test('metrics move with reconciles; the leader reports 1 and a standby 0', async
   );
   await sleep(500);
   const after = await metrics(a);
-  const delta = (name: string, labels: Record<string, string> = {}) => sample(after, name, labels) - sample(before, name, labels);
+  const delta = (name: string, labels: Record<string, string> = {}) =>
+    metricSample(after, name, labels) - metricSample(before, name, labels);
   const reconciles = delta('controller_runtime_reconcile_total', { controller: 'echo' });
   assert.ok(reconciles >= 3, `at least one reconcile per Echo (got ${reconciles})`);
   assert.equal(delta('controller_runtime_reconcile_total', { controller: 'echo', result: 'error' }), 0);
   assert.equal(delta('controller_runtime_reconcile_errors_total', { controller: 'echo' }), 0);
   assert.equal(delta('controller_runtime_reconcile_time_seconds_count', { controller: 'echo' }), reconciles, 'one duration per reconcile');
   assert.ok(delta('workqueue_adds_total', { name: 'echo' }) >= 3);
-  assert.equal(sample(after, 'workqueue_depth', { name: 'echo' }), 0);
-  assert.equal(sample(after, 'controller_runtime_active_workers', { controller: 'echo' }), 0);
+  assert.equal(metricSample(after, 'workqueue_depth', { name: 'echo' }), 0);
+  assert.equal(metricSample(after, 'controller_runtime_active_workers', { controller: 'echo' }), 0);
   // The standby reconciled nothing.
-  assert.equal(sample(await metrics(b), 'controller_runtime_reconcile_total', { controller: 'echo' }), 0);
+  assert.equal(metricSample(await metrics(b), 'controller_runtime_reconcile_total', { controller: 'echo' }), 0);
 });
 
 test('/readyz fails until the caches have synced, then passes', async (t) => {
@@ -101,7 +93,7 @@ test('a failing loop makes a bounded number of Events and says why in status', a
     namespace: ns,
   }).items;
   const total = failures.reduce((n: number, e: any) => n + (e.count ?? 1), 0);
-  const reconcileErrors = sample(await metrics(op), 'controller_runtime_reconcile_errors_total', { controller: 'echo' });
+  const reconcileErrors = metricSample(await metrics(op), 'controller_runtime_reconcile_errors_total', { controller: 'echo' });
   assert.ok(failures.length >= 1 && failures.length <= 2, `failures are aggregated into one Event (got ${failures.length})`);
   assert.ok(total <= 25, `the spam filter bounds the Events (count ${total}, after ${reconcileErrors} failed reconciles)`);
   assert.ok(reconcileErrors >= 3, 'the failure is retried with backoff, not dropped');

@@ -9,15 +9,21 @@
  * HTTPS_PROXY the API server is reached on a non-loopback address through a forwarder that
  * records where each connection came from: every one came from the proxy's own onward
  * connections, or (NO_PROXY names the address, or the address is loopback) none did.
+ *
+ * A proxy that goes silent (issue 20, item 3: accepts, never answers, its tunnels stop carrying
+ * bytes): the leader steps down within its renew deadline and exits non-zero, a standby's
+ * /healthz turns red (naming the check, not the reason), and all is well once the proxy speaks.
  */
 import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
 import { rmSync, writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { test, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connectProxy, forwarder } from '../support/connectproxy.js';
+import { logEntries } from '../support/faults.js';
 import { applyEcho, eventually, jobsOf, kubeconfig, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
-import { installCrds, startOperator, waitReady } from '../support/operator.js';
+import { haReplicaEnv, installCrds, startOperator, TEST_LEASE, waitReady, type OperatorProcess } from '../support/operator.js';
 
 interface Cluster {
   server: string;
@@ -41,7 +47,7 @@ function apiServer(): URL {
 }
 
 /** The operator for `ns` with this kubeconfig and proxy environment (nothing inherited). */
-async function operator(t: TestContext, ns: string, kc: string, proxyEnv: Record<string, string>): Promise<{ stop(): Promise<number> }> {
+async function operator(t: TestContext, ns: string, kc: string, proxyEnv: Record<string, string>): Promise<OperatorProcess> {
   const env = { HTTPS_PROXY: '', https_proxy: '', HTTP_PROXY: '', http_proxy: '', NO_PROXY: '', no_proxy: '', ...proxyEnv };
   const op = await startOperator(t, { KUBECONFIG: kc, WATCH_NAMESPACES: ns, NAMESPACE: ns, ...env });
   await waitReady(op);
@@ -141,5 +147,72 @@ test(
     await operator(t, loopback, kubeconfig(), { HTTPS_PROXY: proxy.url });
     await reconciled(loopback, 'loopback');
     assert.equal(proxy.targets.length, tunnels, 'no tunnel for a loopback server');
+  },
+);
+
+test(
+  'a proxy gone silent: the leader steps down within its renew deadline, a standby turns /healthz red, and recovers once the proxy answers',
+  { timeout: 300_000 },
+  async (t) => {
+    installCrds();
+    const name = 'kubernetes.default.svc';
+    const api = apiServer();
+    const proxy = await connectProxy(t, { [name]: api.hostname });
+    const kc = kubeconfigWith(t, (c) => {
+      c.server = `https://${name}:${api.port}`;
+      c['proxy-url'] = proxy.url;
+    });
+    const ns = testNamespace(t, 'proxy-silent');
+    const said = async (op: OperatorProcess, msg: string): Promise<Record<string, any>[]> =>
+      (await logEntries(op)).filter((e) => e.msg === msg);
+    const leader = await operator(t, ns, kc, haReplicaEnv(ns, 'leader'));
+    await eventually('the first replica to lead', async () => (await said(leader, 'started leading; starting workers')).length > 0, 60_000);
+    const bound = 5;
+    const standby = await operator(t, ns, kc, { ...haReplicaEnv(ns, 'standby'), API_UNREACHABLE_TIMEOUT_SECONDS: String(bound) });
+    await reconciled(ns, 'before');
+    const healthz = async (path = '/healthz'): Promise<{ status: number; body: string }> => {
+      const res = await fetch(`http://127.0.0.1:${standby.healthPort}${path}`);
+      return { status: res.status, body: await res.text() };
+    };
+    assert.equal((await healthz()).status, 200);
+
+    proxy.silence(true);
+    // The leader's renewals hang in the silent tunnels: it stops leading at its renew deadline and
+    // exits 1 (a fresh process stands again). Generous slack for a loaded machine; without the
+    // deadline reaching the tunnels its informers never stop and it never exits.
+    const giveUp = new AbortController();
+    const code = await Promise.race([
+      leader.exited,
+      sleep((TEST_LEASE.renew + 30) * 1000, 'still running', { signal: giveUp.signal }).catch(() => 'still running'),
+    ]).finally(() => giveUp.abort());
+    assert.equal(code, 1, `the leader steps down and exits 1:\n${leader.output().slice(-3000)}`);
+    const lost = await said(leader, 'leadership lost: exiting so that a fresh process can stand for election');
+    assert.equal(lost.length, 1);
+    assert.match(String(lost[0]!.error), new RegExp(`within renewDeadline \\(${TEST_LEASE.renew * 1000}ms\\)`));
+
+    // The standby's Lease reads get no answer: after the bound, /healthz fails, naming the check only.
+    const red = await eventually(
+      'the standby /healthz to fail',
+      async () => {
+        const r = await healthz('/healthz?verbose');
+        return r.status === 500 && r;
+      },
+      90_000,
+    );
+    assert.match(red.body, /^\[-\]apiserver failed$/m);
+    assert.doesNotMatch(red.body, /proxy|127\.0\.0\.1|kubernetes\.default/, 'no reason for an anonymous caller');
+    const failing = (await said(standby, 'health check failing')).filter((e) => e.check === 'apiserver');
+    assert.ok(failing.length >= 1, 'the reason is logged');
+    assert.match(
+      String(failing[0]!.reason),
+      new RegExp(
+        `^no answer from the API server at https://${name.replace(/\./g, '\\.')}:${api.port} through proxy 127\\.0\\.0\\.1:\\d+ for \\d+ s: `,
+      ),
+    );
+
+    proxy.silence(false);
+    await eventually('the standby /healthz to pass again', async () => (await healthz()).status === 200, 90_000);
+    await eventually('the standby to take over', async () => (await said(standby, 'started leading; starting workers')).length > 0, 90_000);
+    await reconciled(ns, 'after');
   },
 );

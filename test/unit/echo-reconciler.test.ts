@@ -8,6 +8,7 @@ import { desiredJob, jobNameFor } from '../../src/controllers/echo/desired.js';
 import { EchoReconciler } from '../../src/controllers/echo/reconciler.js';
 import { echoStatus, reconciledOk, runState } from '../../src/controllers/echo/status.js';
 import { ApiError } from '../../src/kube/errors.js';
+import { isTerminalError, terminalErrorIn } from '../../src/runtime/controller/terminal.js';
 import { nopLogger } from '../../src/runtime/log.js';
 import { ReadYourWrites, Store } from '../../src/runtime/cache/index.js';
 
@@ -69,7 +70,7 @@ function claimed(e: Echo): Echo {
   return { ...e, status: echoStatus(e, jobNameFor(e), undefined, reconciledOk, () => new Date('2025-12-31T00:00:00Z')) };
 }
 
-function setup(e: Echo, readYourWrites = false) {
+function setup(e: Echo, readYourWrites = false, options: { stalledRecheckMs?: number } = {}) {
   const echos = new Store<Echo & { metadata: any }>();
   echos.add(e);
   const ryw = new ReadYourWrites<any>(echos, { addEventHandler: () => undefined });
@@ -79,16 +80,23 @@ function setup(e: Echo, readYourWrites = false) {
   // What the server holds: the same Echo as the cache (a test may make them differ).
   api.existing.set(`/apis/mmontes.io/v1alpha1/namespaces/ns/echos/${e.metadata.name}`, e as any);
   const events: string[] = [];
+  const eventLines: string[] = [];
   const reconciler = new EchoReconciler({
     echos: echoCache,
     jobs: jobs,
     api,
-    events: { recordEvent: (_o, _t, reason) => events.push(reason) },
+    events: {
+      recordEvent: (_o, type, reason, message) => {
+        events.push(reason);
+        eventLines.push(`${type} ${reason} ${message}`);
+      },
+    },
     jobImage: 'busybox',
     now: () => new Date('2026-01-01T00:00:00Z'),
+    ...options,
   });
   const ctx = { log: nopLogger, signal: new AbortController().signal, reconcileID: 'r' };
-  return { echos, jobs, api, events, reconciler, ctx };
+  return { echos, jobs, api, events, eventLines, reconciler, ctx };
 }
 
 describe('Echo naming and desired Job', () => {
@@ -178,14 +186,17 @@ describe('EchoReconciler', () => {
     const t = setup(e);
     t.api.failNext = { method: 'POST', err: new ApiError(409, 'AlreadyExists', 'exists') };
     t.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, { metadata: { name, ownerReferences: [] } });
-    await assert.rejects(t.reconciler.reconcile('ns/hello', t.ctx), /not controlled by this Echo/);
+    await assert.rejects(
+      t.reconciler.reconcile('ns/hello', t.ctx),
+      (err: Error) => isTerminalError(err) && /not controlled by this Echo/.test(err.message),
+    );
     const failure = t.api.writes.filter((w) => w.path.endsWith('/status')).at(-1);
     assert.equal(
       failure?.body.status.conditions.find((c: any) => c.type === 'Reconciled').status,
       'False',
       'written over our own status write of this pass',
     );
-    assert.deepEqual(t.events, ['ReconcileFailed']);
+    assert.deepEqual(t.events, ['NameTaken']);
   });
 
   it('does not run a finished Echo again when its Job is gone, and replaces the Job of an old message', async () => {
@@ -316,6 +327,144 @@ describe('EchoReconciler', () => {
         'in step: the run starts',
       );
     }
+  });
+});
+
+const ECHO_PATH = '/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello';
+const condition = (obj: any, type: string) => obj.status?.conditions?.find((c: any) => c.type === type);
+
+/** What the API server answers when its validation of the Job refuses a field. */
+function invalidJob(name: string): ApiError {
+  const message = `Job.batch "${name}" is invalid: spec.template.spec.containers[0].image: Required value`;
+  return new ApiError(422, 'Invalid', `POST /apis/batch/v1/namespaces/ns/jobs: ${message}`, {
+    kind: 'Status',
+    status: 'Failure',
+    message,
+    reason: 'Invalid',
+    code: 422,
+    details: { causes: [{ field: 'spec.template.spec.containers[0].image', message: 'Required value' }] },
+  });
+}
+
+describe('EchoReconciler: refusals only a change can cure stall the Echo', () => {
+  it('a Job the server finds Invalid: Stalled=True with its message, observedGeneration, one Event, no retry; the same again writes nothing', async () => {
+    const e = echo('hello', 'hi');
+    const s = setup(e);
+    s.api.failNext = { method: 'POST', err: invalidJob(jobNameFor(e)) };
+    const err = await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x);
+    assert.ok(isTerminalError(err), 'a TerminalError: the controller does not retry it');
+    assert.equal(terminalErrorIn(err)!.recheckAfterMs, undefined, 'only a new generation wakes it (the watch)');
+    const stalled = s.api.existing.get(ECHO_PATH);
+    const serverMessage = 'Job.batch "' + jobNameFor(e) + '" is invalid: spec.template.spec.containers[0].image: Required value';
+    assert.equal(stalled.status.observedGeneration, 1, 'the generation looked at');
+    assert.deepEqual(
+      ['Ready', 'Stalled', 'Reconciled', 'Reconciling'].map((t) => [t, condition(stalled, t)?.status, condition(stalled, t)?.reason]),
+      [
+        ['Ready', 'False', 'Invalid'],
+        ['Stalled', 'True', 'Invalid'],
+        ['Reconciled', 'False', 'Invalid'],
+        ['Reconciling', undefined, undefined],
+      ],
+    );
+    assert.equal(condition(stalled, 'Stalled').message, serverMessage, "the server's own message");
+    assert.deepEqual(s.eventLines, [`Warning Invalid ${serverMessage}`], 'one Warning Event');
+
+    // Looked at again (a resync, a restart): the same refusal, nothing written, no Event.
+    s.echos.add(stalled);
+    const writes = s.api.writes.length;
+    s.api.failNext = { method: 'POST', err: invalidJob(jobNameFor(e)) };
+    assert.ok(isTerminalError(await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x)), 'a TerminalError');
+    assert.deepEqual(s.api.writes.slice(writes), [], 'no write');
+    assert.equal(s.eventLines.length, 1, 'no second Event');
+
+    // A new spec (generation 2) is accepted: the run starts, Stalled goes.
+    const fixed = { ...stalled, spec: { message: 'fixed' }, metadata: { ...stalled.metadata, generation: 2 } };
+    s.api.existing.set(ECHO_PATH, fixed);
+    s.echos.add(fixed);
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    const now = s.api.existing.get(ECHO_PATH);
+    assert.equal(now.status.observedGeneration, 2);
+    assert.equal(condition(now, 'Stalled'), undefined, 'Stalled removed');
+    assert.equal(condition(now, 'Reconciling')?.status, 'True');
+    assert.equal(condition(now, 'Reconciled')?.status, 'True');
+    assert.ok(
+      s.api.writes.some((w) => w.method === 'POST' && w.body.metadata.name === jobNameFor(fixed)),
+      'the Job created',
+    );
+  });
+
+  it('a Job name taken by a Job it does not control: NameTaken stall, rechecked; the recheck writes nothing while it holds; gone, the run starts', async () => {
+    const e = echo('hello', 'hi');
+    const s = setup(e, false, { stalledRecheckMs: 1234 });
+    const jobPath = `/apis/batch/v1/namespaces/ns/jobs/${jobNameFor(e)}`;
+    s.api.existing.set(jobPath, { metadata: { name: jobNameFor(e), ownerReferences: [] } });
+    const exists = () => ({ method: 'POST', err: new ApiError(409, 'AlreadyExists', 'exists') });
+    s.api.failNext = exists();
+    const err = await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x);
+    assert.equal(terminalErrorIn(err)?.recheckAfterMs, 1234, 'terminal, with a recheck: the foreign Job is not watched');
+    const stalled = s.api.existing.get(ECHO_PATH);
+    assert.equal(condition(stalled, 'Stalled')?.reason, 'NameTaken');
+    assert.match(condition(stalled, 'Stalled')?.message, /already exists and is not controlled by this Echo/);
+    assert.equal(stalled.status.observedGeneration, 1);
+    assert.deepEqual(s.events, ['NameTaken']);
+
+    s.echos.add(stalled);
+    const writes = s.api.writes.length;
+    s.api.failNext = exists();
+    assert.ok(isTerminalError(await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x)), 'a TerminalError');
+    assert.deepEqual(s.api.writes.slice(writes), [], 'the recheck writes nothing');
+    assert.deepEqual(s.events, ['NameTaken'], 'and records no Event');
+
+    s.api.existing.delete(jobPath);
+    await s.reconciler.reconcile('ns/hello', s.ctx);
+    const ready = s.api.existing.get(ECHO_PATH);
+    assert.equal(condition(ready, 'Stalled'), undefined, 'Stalled removed');
+    assert.equal(condition(ready, 'Reconciled')?.status, 'True');
+    assert.deepEqual(s.events, ['NameTaken', 'JobCreated']);
+  });
+
+  it('what is not terminal goes back to the queue with backoff: 403, an admission policy (422 naming no field), a webhook 400, 500, transport', async () => {
+    const refusals = [
+      new ApiError(403, 'Forbidden', 'jobs.batch is forbidden: exceeded quota', { kind: 'Status', code: 403, reason: 'Forbidden' }),
+      new ApiError(422, 'Invalid', "ValidatingAdmissionPolicy 'p' denied request", {
+        kind: 'Status',
+        code: 422,
+        reason: 'Invalid',
+        message: "jobs.batch \"x\" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'p' denied request: no",
+        details: { causes: [{ message: "ValidatingAdmissionPolicy 'p' with binding 'p' denied request: no" }] },
+      }),
+      new ApiError(400, 'HTTP400', 'admission webhook "w" denied the request', { kind: 'Status', code: 400, message: 'denied' }),
+      new ApiError(500, 'InternalError', 'boom', { kind: 'Status', code: 500, reason: 'InternalError' }),
+      new ApiError(0, 'TransportError', 'POST /apis/batch/v1/namespaces/ns/jobs: ECONNRESET'),
+    ];
+    for (const refusal of refusals) {
+      const s = setup(echo('hello', 'hi'));
+      s.api.failNext = { method: 'POST', err: refusal };
+      const err = await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x);
+      assert.equal(err, refusal, `${refusal.code} ${refusal.reason}: rethrown as it is`);
+      assert.ok(!isTerminalError(err));
+      const now = s.api.existing.get(ECHO_PATH);
+      assert.equal(condition(now, 'Stalled'), undefined, `${refusal.code}: not Stalled`);
+      assert.equal(condition(now, 'Reconciled')?.status, 'False');
+      assert.deepEqual(s.events, ['ReconcileFailed']);
+    }
+  });
+
+  it("a 400 BadRequest that is the server's own (it could not accept the request) stalls", async () => {
+    const s = setup(echo('hello', 'hi'));
+    const message = 'Job in version "v1" cannot be handled as a Job: json: cannot unmarshal string';
+    s.api.failNext = {
+      method: 'POST',
+      err: new ApiError(400, 'BadRequest', `POST /apis/batch/v1/namespaces/ns/jobs: ${message}`, {
+        kind: 'Status',
+        code: 400,
+        reason: 'BadRequest',
+        message,
+      }),
+    };
+    assert.ok(isTerminalError(await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x)), 'a TerminalError');
+    assert.equal(condition(s.api.existing.get(ECHO_PATH), 'Stalled')?.message, message);
+    assert.deepEqual(s.events, ['BadRequest']);
   });
 });
 

@@ -22,6 +22,11 @@ class FakeSink implements EventSink {
   readonly calls: Call[] = [];
   readonly failures: unknown[] = [];
   hold = false;
+  /** With a clock: every answer takes this long (an API server at its write rate). */
+  latency: { clock: FakeClock; ms: number } | undefined;
+  /** Most writes seen in flight at once. */
+  maxInFlight = 0;
+  private inFlight = 0;
   private held: (() => void)[] = [];
 
   async create(event: CoreEvent, signal: AbortSignal): Promise<void> {
@@ -48,6 +53,20 @@ class FakeSink implements EventSink {
   }
 
   private async answer(signal: AbortSignal): Promise<void> {
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+    try {
+      await this.wait(signal);
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private async wait(signal: AbortSignal): Promise<void> {
+    if (this.latency) {
+      await this.latency.clock.sleep(this.latency.ms, signal).catch(() => {
+        throw new ApiError(0, 'TransportError', 'aborted');
+      });
+    }
     if (this.hold) {
       await new Promise<void>((resolve, reject) => {
         this.held.push(resolve);
@@ -418,6 +437,75 @@ describe('event recorder: failures and shutdown', () => {
       },
     };
     assert.doesNotThrow(() => recorder.recordEvent(hostile, 'Normal', 'R', 'm'));
+  });
+});
+
+/** Advances the clock a millisecond at a time, so chains of writes woken by timers keep up. */
+async function advance(clock: FakeClock, ms: number): Promise<void> {
+  for (let i = 0; i < ms; i++) await clock.step(1);
+}
+
+describe('event recorder: no Event lost to holding back or to shutdown', () => {
+  it('a burst larger than the queue while busy loses nothing: holding stops at half the queue', async () => {
+    const { clock, sink, recorder, logger } = setup({ busy: () => true, queueSize: 100 });
+    // 5 ms per write: one writer at a time (200/s) would fall behind a recording rate of 1,000/s.
+    sink.latency = { clock, ms: 5 };
+    let writtenWhileBelowHalf = -1;
+    for (let i = 0; i < 300; i++) {
+      recorder.recordEvent(echo(`o${i}`), 'Normal', 'JobCreated', 'created');
+      if (i === 40) writtenWhileBelowHalf = sink.calls.length;
+      if (i % 10 === 9) await clock.step(10);
+    }
+    assert.equal(writtenWhileBelowHalf, 0, 'Events still yield while few wait');
+    assert.equal(recorder.stats.droppedQueueFull, 0, 'never dropped at the cap');
+    const flushed = recorder.flush(60_000);
+    await clock.step(20_000);
+    assert.equal(await flushed, true);
+    assert.equal(sink.creates.length, 300);
+    assert.deepEqual(new Set(sink.creates.map((e) => e.involvedObject.name)).size, 300);
+    assert.equal(logger.lines.filter((l) => /too many events waiting/.test(l.msg)).length, 0);
+    assert.ok(sink.maxInFlight <= 8, `at most 8 writes in flight, saw ${sink.maxInFlight}`);
+    assert.equal(clock.timerCount, 0);
+  });
+
+  it('close() flushes everything held, several writes at a time, and logs how many it wrote', async () => {
+    const { clock, sink, recorder, logger } = setup({ busy: () => true });
+    sink.latency = { clock, ms: 5 };
+    for (let i = 0; i < 400; i++) recorder.recordEvent(echo(`o${i}`), 'Normal', 'JobCreated', 'created');
+    await clock.step(1_000);
+    assert.equal(sink.calls.length, 0, 'held while busy');
+    // One at a time, 400 writes of 5 ms would need 2 s; the budget is 1 s.
+    const closed = recorder.close(1_000);
+    await advance(clock, 1_000);
+    await closed;
+    assert.equal(sink.creates.length, 400);
+    assert.equal(recorder.stats.failed, 0);
+    const line = logger.lines.find((l) => /^event recorder closed/.test(l.msg));
+    assert.equal(line?.level, 'info');
+    assert.deepEqual([line?.fields.flushed, line?.fields.created, line?.fields.abandoned], [400, 400, undefined]);
+    assert.equal(clock.timerCount, 0);
+  });
+
+  it('a close whose budget runs out writes what it can and reports what it abandoned', async () => {
+    const { clock, sink, recorder, logger } = setup({ busy: () => true });
+    sink.latency = { clock, ms: 100 };
+    for (let i = 0; i < 100; i++) recorder.recordEvent(echo(`o${i}`), 'Normal', 'JobCreated', 'created');
+    await flushMicrotasks();
+    const closed = recorder.close(450);
+    await advance(clock, 450);
+    await closed;
+    const line = logger.lines.find((l) => /^event recorder closed/.test(l.msg));
+    assert.equal(line?.level, 'warn');
+    assert.equal(line?.msg, 'event recorder closed before all events were written');
+    const flushed = Number(line?.fields.flushed);
+    const abandoned = Number(line?.fields.abandoned);
+    assert.equal(flushed, sink.creates.length);
+    assert.ok(flushed > 4, `more than one write at a time: ${flushed}`);
+    assert.equal(flushed + abandoned, 100, 'every event either written or counted as abandoned');
+    assert.equal(recorder.stats.failed, abandoned);
+    assert.equal(clock.timerCount, 0);
+    await recorder.close(); // idempotent: no second line
+    assert.equal(logger.lines.filter((l) => /^event recorder closed/.test(l.msg)).length, 1);
   });
 });
 

@@ -55,33 +55,45 @@ class FakeLock implements LeaseLock {
   readonly calls = { get: 0, create: 0, update: 0 };
   /** Every call rejects, as if partitioned from the API server. */
   failing = false;
-  /** Every call never settles, as if the connection hung. */
+  /** Every call settles only when its signal aborts (never without one), as if the connection hung. */
   hanging = false;
+  /** Calls not settled yet. */
+  pending = 0;
+  /** The signal of every call, in order (undefined when the elector gave none). */
+  readonly signals: (AbortSignal | undefined)[] = [];
   /** While set, calls wait for it before touching the store. */
   gate: Promise<void> | undefined;
 
   constructor(private readonly store: LeaseStore) {}
 
-  async get(): Promise<LeaseState | undefined> {
-    await this.enter('get');
+  async get(signal?: AbortSignal): Promise<LeaseState | undefined> {
+    await this.enter('get', signal);
     return this.store.read();
   }
 
-  async create(record: LeaderRecord): Promise<LeaseState> {
-    await this.enter('create');
+  async create(record: LeaderRecord, signal?: AbortSignal): Promise<LeaseState> {
+    await this.enter('create', signal);
     return this.store.write(record);
   }
 
-  async update(record: LeaderRecord, resourceVersion: string): Promise<LeaseState> {
-    await this.enter('update');
+  async update(record: LeaderRecord, resourceVersion: string, signal?: AbortSignal): Promise<LeaseState> {
+    await this.enter('update', signal);
     return this.store.write(record, resourceVersion);
   }
 
-  private async enter(op: keyof FakeLock['calls']): Promise<void> {
+  private async enter(op: keyof FakeLock['calls'], signal: AbortSignal | undefined): Promise<void> {
     this.calls[op]++;
-    if (this.gate) await this.gate;
-    if (this.hanging) await new Promise<never>(() => {});
-    if (this.failing) throw new Error('connect ECONNREFUSED');
+    this.signals.push(signal);
+    this.pending++;
+    try {
+      if (this.gate) await this.gate;
+      if (this.hanging) {
+        await new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+      }
+      if (this.failing) throw new Error('connect ECONNREFUSED');
+    } finally {
+      this.pending--;
+    }
   }
 }
 
@@ -267,6 +279,28 @@ describe('LeaderElector', () => {
       assert.ok(outcome instanceof LeadershipLostError, `run rejected with ${String(outcome)}`);
     });
   }
+
+  test("a hung renewal is cut at the renew deadline (client-go's per-try context), leaving no call behind", async () => {
+    const { clock, candidate } = setup();
+    const a = candidate('a');
+    await advanceTo(clock, 4_500); // acquired at 0, renewed at 2000 and 4000
+    assert.ok(a.elector.isLeader());
+    a.lock.hanging = true;
+    const before = a.lock.signals.length;
+
+    const deadline = 4_000 + 10_000;
+    await advanceTo(clock, deadline - 10);
+    assert.equal(a.lock.pending, 1, 'the renewal at 6000 hangs');
+    const renewal = a.lock.signals[before];
+    assert.ok(renewal, 'the renewal was given a signal');
+    assert.equal(renewal.aborted, false, 'not cut before the deadline');
+
+    await advanceTo(clock, deadline);
+    assert.equal(renewal.aborted, true, 'cut exactly at the deadline');
+    await settle();
+    assert.equal(a.lock.pending, 0, 'no renewal outlives the term');
+    assert.ok((await a.outcome) instanceof LeadershipLostError);
+  });
 
   for (const [name, skewMs] of [
     ['far in the past', -TEN_YEARS_MS],

@@ -3,13 +3,12 @@
  * handed out as it arrives, whatever the chunking; and RestClient.list over a local HTTP server.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
-import { after, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
+import { describe, it } from 'node:test';
 import { ApiError } from '../../src/kube/errors.js';
 import { ListDecoder, readList } from '../../src/kube/listdecode.js';
-import { RestClient } from '../../src/kube/rest.js';
+import type { RestClient } from '../../src/kube/rest.js';
+import { localRestClient } from '../support/localapi.js';
 
 /** A page with what trips a naive splitter: brackets, braces, quotes and escapes inside strings. */
 const ITEMS: unknown[] = [
@@ -114,7 +113,7 @@ describe('readList', () => {
 
 describe('RestClient.list', () => {
   async function serve(status: number, body: string, chunkSize = 7): Promise<RestClient> {
-    const srv = createServer((req, res) => {
+    return localRestClient((req, res) => {
       req.resume();
       res.writeHead(status, { 'content-type': 'application/json' });
       // Small writes: the client sees many chunks, as with a large page.
@@ -122,18 +121,6 @@ describe('RestClient.list', () => {
       for (let i = 0; i < bytes.length; i += chunkSize) res.write(bytes.subarray(i, i + chunkSize));
       res.end();
     });
-    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-    after(() => srv.close());
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(srv.address() as { port: number }).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const rest = new RestClient(kc);
-    after(() => rest.close());
-    return rest;
   }
 
   it('hands out the items and resolves with the list metadata', async () => {

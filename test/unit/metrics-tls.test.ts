@@ -5,66 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from 'node:tls';
 import { after, describe, it } from 'node:test';
-import type { TestContext } from 'node:test';
 import { createMetrics } from '../../src/observability/metrics.js';
 import type { AuthOutcome } from '../../src/observability/metricsauth.js';
 import { MetricsEndpoint } from '../../src/observability/metricsendpoint.js';
 import { MetricsServer } from '../../src/observability/metricsserver.js';
-import { selfSignedCertificate, type ServingCertificate } from '../../src/observability/selfsigned.js';
+import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
 import { CertificateError, CertificateWatcher, loadCertificateDir } from '../../src/observability/servingcert.js';
 import type { Logger } from '../../src/runtime/log.js';
 import { FakeClock } from '../../src/runtime/testing/clock.js';
-
-interface Reply {
-  status: number;
-  body: string;
-  headers: Record<string, string | string[] | undefined>;
-}
-
-function httpsGet(port: number, path: string, headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, path, headers, rejectUnauthorized: false, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** A plain HTTP GET: resolves with the status if any answer came, rejects when the connection is dropped. */
-function plainGet(port: number, path: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.setTimeout(5_000, () => req.destroy(new Error('no answer')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** SHA-256 fingerprint of the certificate the server presents to a new connection. */
-function servedFingerprint(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
-      const fp = socket.getPeerCertificate().fingerprint256;
-      socket.end();
-      resolve(fp);
-    });
-    socket.on('error', reject);
-  });
-}
+import { get, servedFingerprint } from '../support/http.js';
+import { tlsSecretVolume } from '../support/secretvolume.js';
 
 const fingerprint = (pem: string): string => new X509Certificate(pem).fingerprint256;
 
@@ -73,28 +25,6 @@ function recordingLogger(): Logger & { lines: string[] } {
   const log = (msg: string, fields?: Record<string, unknown>): void => void lines.push(`${msg} ${JSON.stringify(fields ?? {})}`);
   const logger = { lines, debug: log, info: log, warn: log, error: log, child: () => logger };
   return logger;
-}
-
-/**
- * A folder laid out as the kubelet lays out a Secret volume: `tls.crt` -> `..data/tls.crt`,
- * `..data` -> a timestamped folder; rotate() writes a new folder and swaps `..data` atomically.
- */
-function secretDir(t: TestContext, first: ServingCertificate): { dir: string; rotate: (pair: ServingCertificate) => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'metrics-cert-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  let n = 0;
-  const rotate = (pair: ServingCertificate): void => {
-    const version = `..2026_11_25_${n++}`;
-    mkdirSync(join(dir, version));
-    writeFileSync(join(dir, version, 'tls.crt'), pair.cert);
-    writeFileSync(join(dir, version, 'tls.key'), pair.key);
-    symlinkSync(version, join(dir, '..data_tmp'));
-    renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
-  };
-  rotate(first);
-  symlinkSync('..data/tls.crt', join(dir, 'tls.crt'));
-  symlinkSync('..data/tls.key', join(dir, 'tls.key'));
-  return { dir, rotate };
 }
 
 describe('metrics over HTTPS', () => {
@@ -123,27 +53,30 @@ describe('metrics over HTTPS', () => {
 
   it('refuses plain HTTP on the port: the connection is dropped without an HTTP answer', async () => {
     const s = await server(() => ({ status: 200, message: 'OK' }));
-    await assert.rejects(plainGet(s.port, '/metrics'));
+    await assert.rejects(get(s.port, '/metrics', { fresh: true, timeoutMs: 5_000 }));
     assert.equal(s.checks, 0);
   });
 
   it('serves the metrics when the check allows, and its status and message otherwise (401 with WWW-Authenticate)', async () => {
     let outcome: AuthOutcome = { status: 401, message: 'Unauthorized: a bearer token is required' };
     const s = await server(() => outcome);
-    const unauthorized = await httpsGet(s.port, '/metrics');
+    const unauthorized = await get(s.port, '/metrics', { tls: true });
     assert.equal(unauthorized.status, 401);
     assert.equal(unauthorized.headers['www-authenticate'], 'Bearer');
     assert.doesNotMatch(unauthorized.body, /controller_runtime/);
     outcome = { status: 403, message: 'Forbidden: no' };
-    assert.deepEqual([(await httpsGet(s.port, '/metrics')).status, (await httpsGet(s.port, '/metrics')).body], [403, 'Forbidden: no\n']);
+    assert.deepEqual(
+      [(await get(s.port, '/metrics', { tls: true })).status, (await get(s.port, '/metrics', { tls: true })).body],
+      [403, 'Forbidden: no\n'],
+    );
     outcome = { status: 503, message: 'Service Unavailable' };
-    assert.equal((await httpsGet(s.port, '/metrics')).status, 503);
+    assert.equal((await get(s.port, '/metrics', { tls: true })).status, 503);
     outcome = { status: 200, message: 'OK' };
-    const ok = await httpsGet(s.port, '/metrics', { Authorization: 'Bearer x' });
+    const ok = await get(s.port, '/metrics', { tls: true, headers: { Authorization: 'Bearer x' } });
     assert.equal(ok.status, 200);
     assert.match(ok.body, /^controller_runtime_max_concurrent_reconciles\{controller="echo"\} 2$/m);
     const checks = s.checks;
-    assert.equal((await httpsGet(s.port, '/other')).status, 404);
+    assert.equal((await get(s.port, '/other', { tls: true })).status, 404);
     assert.equal(s.checks, checks, 'another path costs no review');
   });
 });
@@ -179,9 +112,9 @@ describe('the certificate directory (cert-manager / Secret volume layout)', () =
   it('loads tls.crt and tls.key, and refuses a missing file or a key of another certificate, naming the file', (t) => {
     const a = selfSignedCertificate();
     const b = selfSignedCertificate();
-    const { dir } = secretDir(t, a);
+    const { dir } = tlsSecretVolume(t, a);
     assert.deepEqual(loadCertificateDir(dir), a);
-    const mixed = secretDir(t, { cert: a.cert, key: b.key });
+    const mixed = tlsSecretVolume(t, { cert: a.cert, key: b.key });
     assert.throws(
       () => loadCertificateDir(mixed.dir),
       (e: unknown) => e instanceof CertificateError && /tls\.key does not fit/.test(e.message),
@@ -193,7 +126,7 @@ describe('the certificate directory (cert-manager / Secret volume layout)', () =
     const clock = new FakeClock();
     const logger = recordingLogger();
     const first = selfSignedCertificate();
-    const { dir, rotate } = secretDir(t, first);
+    const { dir, rotate } = tlsSecretVolume(t, first);
     const seen: string[] = [];
     const watcher = new CertificateWatcher({ dir, current: first, clock, logger, onChange: (p) => seen.push(fingerprint(p.cert)) });
     watcher.start();
@@ -225,7 +158,7 @@ describe('the certificate directory (cert-manager / Secret volume layout)', () =
   it('the endpoint serves a rotated certificate to new connections without a restart', async (t) => {
     const clock = new FakeClock();
     const first = selfSignedCertificate();
-    const { dir, rotate } = secretDir(t, first);
+    const { dir, rotate } = tlsSecretVolume(t, first);
     const endpoint = new MetricsEndpoint({
       registry: createMetrics({ defaultMetrics: false }).registry,
       port: 0,
@@ -242,11 +175,15 @@ describe('the certificate directory (cert-manager / Secret volume layout)', () =
     rotate(second);
     await clock.step(5_000);
     assert.equal(await servedFingerprint(endpoint.port), fingerprint(second.cert));
-    assert.equal((await httpsGet(endpoint.port, '/metrics', { Authorization: 'Bearer x' })).status, 500, 'a failed review is never a 200');
+    assert.equal(
+      (await get(endpoint.port, '/metrics', { tls: true, headers: { Authorization: 'Bearer x' } })).status,
+      500,
+      'a failed review is never a 200',
+    );
   });
 
   it('the endpoint fails to start on a broken cert dir, naming the file', async (t) => {
-    const { dir } = secretDir(t, { cert: 'not a certificate', key: selfSignedCertificate().key });
+    const { dir } = tlsSecretVolume(t, { cert: 'not a certificate', key: selfSignedCertificate().key });
     const endpoint = new MetricsEndpoint({
       registry: createMetrics({ defaultMetrics: false }).registry,
       port: 0,

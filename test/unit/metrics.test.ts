@@ -85,6 +85,7 @@ describe('metrics: controller', () => {
       assert.equal(await sample(r, 'controller_runtime_reconcile_total', { ...c, result }), 0, `${result} starts at 0`);
     }
     assert.equal(await sample(r, 'controller_runtime_reconcile_errors_total', c), 0);
+    assert.equal(await sample(r, 'controller_runtime_terminal_reconcile_errors_total', c), 0);
     assert.equal(await sample(r, 'controller_runtime_active_workers', c), 0);
 
     m.controller.activeWorkers('echo', 1);
@@ -92,25 +93,28 @@ describe('metrics: controller', () => {
     m.controller.reconciled('echo', 'success', 0.02);
     m.controller.reconciled('echo', 'error', 0.3);
     m.controller.reconciled('echo', 'requeue_after', 0.004);
+    m.controller.reconciled('echo', 'error', 0.001);
+    m.controller.terminalError('echo');
     m.controller.activeWorkers('echo', -1);
 
     assert.equal(await sample(r, 'controller_runtime_active_workers', c), 1);
     assert.equal(await sample(r, 'controller_runtime_reconcile_total', { ...c, result: 'success' }), 1);
-    assert.equal(await sample(r, 'controller_runtime_reconcile_total', { ...c, result: 'error' }), 1);
+    assert.equal(await sample(r, 'controller_runtime_reconcile_total', { ...c, result: 'error' }), 2);
     assert.equal(await sample(r, 'controller_runtime_reconcile_total', { ...c, result: 'requeue_after' }), 1);
-    assert.equal(await sample(r, 'controller_runtime_reconcile_errors_total', c), 1);
-    assert.equal(await sample(r, 'controller_runtime_reconcile_time_seconds', c, 'controller_runtime_reconcile_time_seconds_count'), 3);
+    assert.equal(await sample(r, 'controller_runtime_reconcile_errors_total', c), 2);
+    assert.equal(await sample(r, 'controller_runtime_terminal_reconcile_errors_total', c), 1);
+    assert.equal(await sample(r, 'controller_runtime_reconcile_time_seconds', c, 'controller_runtime_reconcile_time_seconds_count'), 4);
     assert.equal(
       await sample(r, 'controller_runtime_reconcile_time_seconds', { ...c, le: 0.005 }, 'controller_runtime_reconcile_time_seconds_bucket'),
-      1,
+      2,
     );
     assert.equal(
       await sample(r, 'controller_runtime_reconcile_time_seconds', { ...c, le: 0.3 }, 'controller_runtime_reconcile_time_seconds_bucket'),
-      3,
+      4,
     );
     assert.equal(
       await sample(r, 'controller_runtime_reconcile_time_seconds', { ...c, le: 0.25 }, 'controller_runtime_reconcile_time_seconds_bucket'),
-      2,
+      3,
     );
   });
 
@@ -142,6 +146,7 @@ describe('metrics: leader election and process', () => {
     for (const expected of [
       'controller_runtime_reconcile_total counter',
       'controller_runtime_reconcile_errors_total counter',
+      'controller_runtime_terminal_reconcile_errors_total counter',
       'controller_runtime_reconcile_time_seconds histogram',
       'controller_runtime_active_workers gauge',
       'controller_runtime_max_concurrent_reconciles gauge',

@@ -16,6 +16,7 @@ import type { ScheduledEcho } from '../../src/api/scheduledecho.js';
 import { readinessConditions } from '../../src/controllers/common/conditions.js';
 import { echoStatus, reconciledOk } from '../../src/controllers/echo/status.js';
 import { scheduledEchoStatus } from '../../src/controllers/scheduledecho/status.js';
+import { stallAt, stalledStatus } from '../../src/controllers/common/stalled.js';
 
 type KStatus = 'InProgress' | 'Current' | 'Failed';
 
@@ -167,3 +168,49 @@ describe('before the operator has written any status', () => {
     assert.equal(kstatusOf({ metadata: { generation: 1 } }), 'Current', 'what the default is for');
   });
 });
+
+describe('a stalled object (a refusal only a change can cure) reads Failed', () => {
+  const stall = { reason: 'Invalid', message: 'CronJob.batch "tick" is invalid: spec.schedule', unwatched: false };
+  it('ScheduledEcho and Echo: kstatus Failed at the generation looked at, InProgress at a newer one; the same stall twice is the same status', () => {
+    const se: ScheduledEcho = {
+      apiVersion: 'mmontes.io/v1alpha1',
+      kind: 'ScheduledEcho',
+      metadata: { name: 'tick', namespace: 'ns', uid: 'u', generation: 2 },
+      spec: { message: 'hi', schedule: '61 * * * *' },
+      // What an earlier generation left: Ready.
+      status: scheduledEchoStatus({ ...se0(), metadata: { ...se0().metadata, generation: 1 } }, 'tick', {}, clock('2026-01-01T00:00:00Z')),
+    };
+    const status = stalledStatus(se.status, 'Ready', stall, 2, clock('2026-01-01T00:00:05Z'));
+    assert.equal(kstatusOf({ ...se, status }), 'Failed');
+    assert.equal(kstatusOf({ ...se, metadata: { ...se.metadata, generation: 3 }, status }), 'InProgress');
+    assert.deepEqual(stalledStatus(status, 'Ready', stall, 2, clock('2026-01-01T00:09:00Z')), status, 'recomputing changes nothing');
+
+    const claimed = echoStatus(echo(), 'hello-abc', undefined, reconciledOk, clock('2026-01-01T00:00:01Z'));
+    const stalledEcho = stalledStatus(claimed, 'Reconciled', stall, 1, clock('2026-01-01T00:00:02Z'));
+    assert.equal(kstatusOf({ ...echo(), status: stalledEcho }), 'Failed');
+    assert.deepEqual(
+      stalledEcho.conditions!.map((c) => `${c.type}=${c.status}`),
+      ['Succeeded=Unknown', 'Ready=False', 'Stalled=True', 'Reconciled=False'],
+      'Reconciling gone',
+    );
+    // The claim of a pass that meets the stall again keeps it (see EchoReconciler.claimRun).
+    const again = echoStatus(
+      echo(stalledEcho),
+      'hello-abc',
+      undefined,
+      stalledEcho.conditions!.find((c) => c.type === 'Reconciled')!,
+      clock('2026-01-01T00:09:00Z'),
+      stallAt(stalledEcho.conditions, 1),
+    );
+    assert.deepEqual(again, stalledEcho);
+  });
+});
+
+function se0(): ScheduledEcho {
+  return {
+    apiVersion: 'mmontes.io/v1alpha1',
+    kind: 'ScheduledEcho',
+    metadata: { name: 'tick', namespace: 'ns', uid: 'u', generation: 1 },
+    spec: { message: 'hi', schedule: '1 * * * *' },
+  };
+}

@@ -2,13 +2,22 @@
  * Authentication inside the request deadline (issue 13, defect 9): an exec credential plugin
  * that never answers fails each request at its deadline, and a standby's acquire loop goes on.
  * No API server is needed: the requests never get past authentication.
+ *
+ * Exec plugins run by us (issue 20, item 7): one that outlives its deadline is killed with what
+ * it started, not abandoned; a working one's token is used, cached until its expiry, and asked
+ * for anew when the server refuses it.
  */
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { restLeaseApi } from '../../src/kube/coordination.js';
 import { ApiError } from '../../src/kube/errors.js';
-import { RestClient } from '../../src/kube/rest.js';
+import { RestClient, type RestClientOptions } from '../../src/kube/rest.js';
 import { KubeLeaseLock, LeaderElector } from '../../src/runtime/leaderelection/index.js';
 
 /** A kubeconfig whose user's exec plugin answers nothing for 20 s (then exits, leaving nothing behind). */
@@ -57,5 +66,114 @@ describe('exec credential plugins', () => {
       )
       .catch(() => undefined);
     assert.ok(reads >= 3, `the loop went on past the hung authentication: ${reads} Lease reads`);
+  });
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'echoperator-exec-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A client of `server` whose user runs `script` (sh) as its exec plugin. */
+function pluginClient(server: string, script: string, options: RestClientOptions = {}): RestClient {
+  const path = join(dir, `plugin-${Math.random().toString(36).slice(2, 8)}.sh`);
+  writeFileSync(path, `#!/bin/sh\n${script}\n`, { mode: 0o755 });
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: true }],
+    users: [
+      {
+        name: 'u',
+        exec: {
+          apiVersion: 'client.authentication.k8s.io/v1',
+          command: path,
+          env: [{ name: 'STATE', value: dir }],
+          interactiveMode: 'Never',
+        },
+      },
+    ],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  } as any);
+  const rest = new RestClient(kc, options);
+  after(() => rest.close());
+  return rest;
+}
+
+/** Alive: the process exists and is not a zombie waiting to be reaped. */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function gone(pids: number[]): Promise<void> {
+  for (let i = 0; i < 200 && pids.some(alive); i++) await sleep(50);
+  assert.deepEqual(pids.filter(alive), [], 'every process of the plugin is gone');
+}
+
+describe('exec credential plugins, run by the operator', () => {
+  for (const [what, trap] of [
+    ['a plugin that sleeps forever', ''],
+    ['one that ignores SIGTERM', "trap '' TERM"],
+  ] as const) {
+    it(`${what} is killed at its deadline, with what it started`, async () => {
+      const pids = join(dir, `pids-${trap ? 'trap' : 'plain'}`);
+      const rest = pluginClient('https://127.0.0.1:1', `${trap}\nsleep 1000 &\necho $$ $! > ${pids}.tmp && mv ${pids}.tmp ${pids}\nwait`, {
+        exec: { timeoutMs: 300, killGraceMs: 200 },
+      });
+      await assert.rejects(rest.request('GET', '/api', { timeoutMs: 10_000 }), (err: ApiError) => {
+        assert.equal(err.code, 0);
+        assert.match(err.message, /exec credential plugin ".*plugin-\w+\.sh" did not answer within 300 ms; stopped it/);
+        return true;
+      });
+      assert.ok(existsSync(pids), 'the plugin ran');
+      const [shell, child] = readFileSync(pids, 'utf8').trim().split(' ').map(Number);
+      await gone([shell!, child!]);
+    });
+  }
+
+  it("a working plugin's token is used, cached until its expiry, and asked for anew after a 401", async () => {
+    const seen: string[] = [];
+    const api = createServer((req, res) => {
+      const auth = req.headers.authorization ?? '';
+      seen.push(auth);
+      res.writeHead(auth === 'Bearer tok-2' ? 401 : 200, { 'Content-Type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    after(() => api.close());
+    const runs = join(dir, 'runs');
+    const info = join(dir, 'exec-info');
+    // Each run: count it, keep KUBERNETES_EXEC_INFO, answer a token valid for 3-4 s (whole seconds:
+    // `date` truncates), long enough that a loaded machine still asks again within it.
+    const rest = pluginClient(
+      `http://127.0.0.1:${(api.address() as { port: number }).port}`,
+      [
+        `echo run >> "$STATE/runs"`,
+        `n=$(wc -l < "$STATE/runs" | tr -d ' ')`,
+        `printf '%s' "$KUBERNETES_EXEC_INFO" > ${info}`,
+        `echo "some progress on stderr" >&2`,
+        `exp=$(date -u -d '+4 seconds' +%Y-%m-%dT%H:%M:%SZ)`,
+        `printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"tok-%s","expirationTimestamp":"%s"}}' "$n" "$exp"`,
+      ].join('\n'),
+    );
+    const count = (): number => readFileSync(runs, 'utf8').trim().split('\n').length;
+    await rest.request('GET', '/api/a');
+    await sleep(1100); // past the reuse of one authentication (1 s), within the token's validity
+    await rest.request('GET', '/api/b');
+    assert.equal(count(), 1, 'one run for both requests: the token is cached');
+    assert.deepEqual(seen, ['Bearer tok-1', 'Bearer tok-1']);
+    assert.deepEqual(JSON.parse(readFileSync(info, 'utf8')), {
+      apiVersion: 'client.authentication.k8s.io/v1',
+      kind: 'ExecCredential',
+      spec: { interactive: false },
+    });
+
+    await sleep(3100); // the token has expired (at most 4 s after the run, 1.1 s of which had passed)
+    await assert.rejects(rest.request('GET', '/api/c'), (err: ApiError) => err.code === 401);
+    assert.equal(count(), 2, 'an expired token is asked for anew');
+    await rest.request('GET', '/api/d');
+    assert.equal(count(), 3, 'a refused token is asked for anew');
+    assert.deepEqual(seen.slice(2), ['Bearer tok-2', 'Bearer tok-3']);
   });
 });

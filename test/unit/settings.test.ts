@@ -51,6 +51,8 @@ const DEFAULTS: Settings = {
   jobImage: 'busybox:1.37',
   resyncPeriodSeconds: 0,
   workQueueOrder: 'fair',
+  cacheSyncTimeoutSeconds: 120,
+  apiUnreachableTimeoutSeconds: 120,
 };
 
 describe('settings: defaults', () => {
@@ -114,6 +116,8 @@ describe('settings: sources and precedence', () => {
       JOB_IMAGE: 'registry.example.com:5000/tools/busybox:1.36',
       RESYNC_PERIOD_SECONDS: '60',
       WORK_QUEUE_ORDER: 'FIFO',
+      CACHE_SYNC_TIMEOUT_SECONDS: '30',
+      API_UNREACHABLE_TIMEOUT_SECONDS: '0',
     };
     assert.deepEqual(parse([], env), {
       kubeconfig: '/tmp/kc',
@@ -138,6 +142,8 @@ describe('settings: sources and precedence', () => {
       jobImage: 'registry.example.com:5000/tools/busybox:1.36',
       resyncPeriodSeconds: 60,
       workQueueOrder: 'fifo',
+      cacheSyncTimeoutSeconds: 30,
+      apiUnreachableTimeoutSeconds: 0,
     } satisfies Settings);
   });
 
@@ -231,6 +237,14 @@ const INVALID: { [K in keyof Settings]?: [string, RegExp][] } = {
     ['2147484', /a number of seconds from 0 \(off\) to 86400; 2147484 is more than 86400$/],
   ],
   workQueueOrder: [['lifo', /one of fair, fifo$/]],
+  cacheSyncTimeoutSeconds: [
+    ['0', /a positive number of seconds up to 3600/],
+    ['forever', /a positive number of seconds/],
+  ],
+  apiUnreachableTimeoutSeconds: [
+    ['-1', /a number of seconds from 0 \(no such check\) to 3600$/],
+    ['3601', /3601 is more than 3600$/],
+  ],
 };
 
 describe('settings: invalid values stop the process with exit code 2', () => {

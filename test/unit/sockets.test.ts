@@ -3,30 +3,17 @@
  * metrics servers listen dual-stack.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import { Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
-import { RestClient } from '../../src/kube/rest.js';
 import { HealthServer } from '../../src/observability/health.js';
+import { localRestClient } from '../support/localapi.js';
 
 describe('sockets', () => {
   it("a watch stream turns TCP keep-alive on (30 s), as client-go's dialer does", async () => {
-    const srv = createServer((_req, res) => {
+    const rest = await localRestClient((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"type":"BOOKMARK","object":{}}\n');
     });
-    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-    after(() => srv.close());
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `http://127.0.0.1:${(srv.address() as { port: number }).port}`, skipTLSVerify: true }],
-      users: [{ name: 'u' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const rest = new RestClient(kc);
-    after(() => rest.close());
     const calls: [boolean | undefined, number | undefined][] = [];
     // eslint-disable-next-line @typescript-eslint/unbound-method -- restored below and called with its socket as `this`
     const original = Socket.prototype.setKeepAlive;

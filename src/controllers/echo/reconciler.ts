@@ -15,6 +15,7 @@ import { JOBS, resourcePath, withTypeMeta } from '../../kube/resources.js';
 import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
 import { findCondition } from '../common/conditions.js';
 import { PrimaryReconciler, type Latest } from '../common/primary.js';
+import { NameTakenError, stallAt } from '../common/stalled.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 import type { EventRecorder } from '../../runtime/events.js';
 import type { ApiWriter, ObjectCache } from '../common/ports.js';
@@ -29,11 +30,21 @@ export interface EchoReconcilerDeps {
   events: EventRecorder;
   jobImage: string;
   now?: () => Date;
+  /** See PrimaryFrame. */
+  stalledRecheckMs?: number;
 }
 
 export class EchoReconciler extends PrimaryReconciler<Echo> {
   constructor(private readonly deps: EchoReconcilerDeps) {
-    super({ type: ECHOS, cache: deps.echos, api: deps.api, events: deps.events, failureCondition: RECONCILED_CONDITION, now: deps.now });
+    super({
+      type: ECHOS,
+      cache: deps.echos,
+      api: deps.api,
+      events: deps.events,
+      failureCondition: RECONCILED_CONDITION,
+      now: deps.now,
+      stalledRecheckMs: deps.stalledRecheckMs,
+    });
   }
 
   protected async pass(latest: Latest<Echo>, ctx: ReconcileContext): Promise<void> {
@@ -102,9 +113,12 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
    */
   private async claimRun(echo: Echo, jobName: string, ctx: ReconcileContext): Promise<Echo | boolean> {
     // The Reconciled condition stays as it is until the Job exists: a pass whose create keeps
-    // being refused (a quota) would otherwise flip it True here and False after the refusal.
+    // being refused (a quota) would otherwise flip it True here and False after the refusal. So
+    // does a stall of this generation (its create refused for good, or the Job's name taken): a
+    // recheck that meets it again then writes nothing.
     const reconciled = findCondition(echo.status?.conditions, RECONCILED_CONDITION) ?? reconciledOk;
-    const starting = echoStatus(echo, jobName, undefined, reconciled, this.now);
+    const stall = stallAt(echo.status?.conditions, echo.metadata.generation);
+    const starting = echoStatus(echo, jobName, undefined, reconciled, this.now, stall);
     try {
       const written = await writeStatus(this.deps.api, ECHOS, echo, echo.status, starting, ctx.signal, this.wrote);
       return written ?? (await this.runStillWanted(echo, jobName, ctx));
@@ -163,7 +177,7 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
       const existing = await this.deps.api.request<V1Job>('GET', resourcePath(JOBS, ns, body.metadata!.name), { signal: ctx.signal });
       const owner = existing.metadata?.ownerReferences?.find((r) => r.controller);
       if (owner?.uid !== echo.metadata.uid) {
-        throw new Error(`Job ${ns}/${body.metadata!.name} already exists and is not controlled by this Echo; delete or rename it`);
+        throw new NameTakenError(`Job ${ns}/${body.metadata!.name} already exists and is not controlled by this Echo; delete or rename it`);
       }
       return existing;
     }

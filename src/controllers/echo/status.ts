@@ -72,8 +72,19 @@ export function runReadiness(run: RunState): ConditionInput[] {
   return readinessConditions(READINESS[run.phase], run.succeeded.reason, run.succeeded.message);
 }
 
-/** Status for `echo` whose current run is `job` (undefined: not created yet). */
-export function echoStatus(echo: Echo, jobName: string, job: V1Job | undefined, reconciled: ConditionInput, now: () => Date): EchoStatus {
+/**
+ * Status for `echo` whose current run is `job` (undefined: not created yet). `readiness`, when
+ * given, replaces the run's Ready/Reconciling/Stalled summary (a stall recorded for this
+ * generation, kept while the Job does not exist).
+ */
+export function echoStatus(
+  echo: Echo,
+  jobName: string,
+  job: V1Job | undefined,
+  reconciled: ConditionInput,
+  now: () => Date,
+  readiness?: ConditionInput[],
+): EchoStatus {
   const run = runState(job, jobName);
   const status: EchoStatus = {
     phase: run.phase,
@@ -83,7 +94,12 @@ export function echoStatus(echo: Echo, jobName: string, job: V1Job | undefined, 
     observedGeneration: echo.metadata.generation,
     // Reconciled last, where reportFailure puts it: the same conditions in the same order
     // compare equal, so a pass that fails again writes nothing.
-    conditions: setConditions(echo.status?.conditions, [run.succeeded, ...runReadiness(run), reconciled], echo.metadata.generation, now),
+    conditions: setConditions(
+      echo.status?.conditions,
+      [run.succeeded, ...(readiness ?? runReadiness(run)), reconciled],
+      echo.metadata.generation,
+      now,
+    ),
   };
   return compact(status);
 }

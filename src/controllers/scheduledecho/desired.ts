@@ -5,9 +5,10 @@
  * restores any of them edited by hand, and prunes one a later version stops setting). It sets
  * every CronJob field that decides whether and when the message is printed, even those whose
  * value is the server's default, since only a field it sets is one it can restore: the schedule,
- * its time zone, the starting deadline, suspend, the concurrency policy, the history limits,
- * and the Job template it builds. Fields it does not set (a Job's activeDeadlineSeconds, a
- * pod's tolerations or nodeSelector...) are left to the cluster's users and admission policies.
+ * its time zone (the ScheduledEcho's, Etc/UTC by default), the starting deadline, suspend, the
+ * concurrency policy, the history limits, and the Job template it builds. Fields it does not set
+ * (a Job's activeDeadlineSeconds, a pod's tolerations or nodeSelector...) are left to the
+ * cluster's users and admission policies.
  */
 import type { V1CronJob } from '@kubernetes/client-node';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
@@ -27,7 +28,11 @@ export function cronJobNameFor(se: ScheduledEcho): string {
   return nameWithin(se.metadata.name!, 52);
 }
 
-/** Schedules are read in UTC, wherever kube-controller-manager runs. */
+/**
+ * The time zone of a ScheduledEcho without spec.timeZone (the Go echoperator's, and every one made
+ * before it existed): UTC, wherever kube-controller-manager runs. Set explicitly, so such a
+ * ScheduledEcho's CronJob stays byte-identical and an upgrade writes nothing.
+ */
 export const CRONJOB_TIME_ZONE = 'Etc/UTC';
 /**
  * A run that could not start within 5 minutes of its time (the cronjob controller down or
@@ -44,7 +49,7 @@ export function desiredCronJob(se: ScheduledEcho, image: string): V1CronJob {
     metadata: ownedObjectMeta(se, SCHEDULED_ECHOS, cronJobNameFor(se), labels),
     spec: {
       schedule: se.spec.schedule,
-      timeZone: CRONJOB_TIME_ZONE,
+      timeZone: se.spec.timeZone ?? CRONJOB_TIME_ZONE,
       startingDeadlineSeconds: STARTING_DEADLINE_SECONDS,
       suspend: false,
       concurrencyPolicy: 'Forbid',

@@ -18,6 +18,7 @@ import { applyTo, createByApply } from '../common/apply.js';
 import { containsDesired } from '../common/compare.js';
 import { READY_CONDITION } from '../common/conditions.js';
 import { PrimaryReconciler, type Latest } from '../common/primary.js';
+import { NameTakenError } from '../common/stalled.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 import type { EventRecorder } from '../../runtime/events.js';
 import type { ApiWriter, ObjectCache } from '../common/ports.js';
@@ -32,6 +33,8 @@ export interface ScheduledEchoReconcilerDeps {
   events: EventRecorder;
   jobImage: string;
   now?: () => Date;
+  /** See PrimaryFrame. */
+  stalledRecheckMs?: number;
 }
 
 export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
@@ -43,6 +46,7 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
       events: deps.events,
       failureCondition: READY_CONDITION,
       now: deps.now,
+      stalledRecheckMs: deps.stalledRecheckMs,
     });
   }
 
@@ -75,7 +79,7 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
       if (result.created) change = 'created';
     }
     if (cronJob.metadata?.ownerReferences?.find((r) => r.controller)?.uid !== se.metadata.uid) {
-      throw new Error(`CronJob ${ns}/${name} already exists and is not controlled by this ScheduledEcho; delete or rename it`);
+      throw new NameTakenError(`CronJob ${ns}/${name} already exists and is not controlled by this ScheduledEcho; delete or rename it`);
     }
     // Owner references are compared by the check above (others may add theirs beside ours).
     const { ownerReferences: _ours, ...desiredMeta } = desired.metadata!;

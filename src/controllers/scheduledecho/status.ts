@@ -5,7 +5,9 @@
  * Its kstatus summary (see readinessConditions) is Ready alone: a ScheduledEcho is Ready once its
  * CronJob is in place, written in the same pass that computes this status, so there is no phase
  * in which it progresses on its own. A pass that fails sets Ready=False with the error instead
- * (reportFailure), which kstatus reads as InProgress; before the first pass, the CRD's default
+ * (reportFailure), which kstatus reads as InProgress while the operator retries; a refusal only
+ * a change can cure (common/stalled.ts: a schedule the server rejects, a CronJob name taken)
+ * adds Stalled=True, which kstatus reads as Failed. Before the first pass, the CRD's default
  * status.observedGeneration (0) already reads as InProgress.
  */
 import type { V1CronJob } from '@kubernetes/client-node';

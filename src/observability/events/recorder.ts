@@ -3,8 +3,9 @@
  * tells users what happened to their Echo.
  *
  * Guarantees:
- * - recordEvent() never blocks and never throws: it updates in-memory state and returns; one
- *   background writer sends Events in the order they were recorded.
+ * - recordEvent() never blocks and never throws: it updates in-memory state and returns; a
+ *   background writer sends Events in the order they were recorded, one at a time (client-go's
+ *   single writer) unless it is behind (below); two writes of the same Event never overlap.
  * - Repeats are cheap for the API server: an event identical to one written in the last
  *   10 minutes (same object, type, reason, message) PATCHes that Event's count and
  *   lastTimestamp instead of creating another; identical events still waiting to be written are
@@ -15,13 +16,18 @@
  * - Transient failures (no answer, 429, 5xx) are retried: up to maxAttempts tries, retryIntervalMs
  *   apart (the first pause randomized so replicas do not retry in step); other failures drop the
  *   event with a log line, as client-go does. Events are best effort, never worth failing for.
- * - close() stops accepting, flushes for up to a timeout, then abandons what is left (counted),
- *   leaving no timer or request behind.
- * - Events yield to the work users wait for: while `busy()` says reconciles are queued, an Event
- *   is held back, at most maxHoldMs after it was recorded. A burst of new objects then gets its
- *   Jobs and statuses from a write-bound API server first and its Events right after, instead of
- *   one write in four being an Event in the middle of it (measured: 1,000 new Echos took 1.33 x a
- *   bare client's time with Events interleaved; see docs/benchmarks.md).
+ * - close() stops accepting and flushes with up to maxInFlight writes at a time (the API server's
+ *   429s and Retry-After pace them, see RestClient) for up to its budget, then abandons what is
+ *   left; it logs how many it wrote and, only when the budget ran out, how many it abandoned
+ *   (counted as failed). It leaves no timer or request behind.
+ * - Events yield to the work users wait for, but are never lost to it: while `busy()` says
+ *   reconciles are queued, an Event is held back, at most maxHoldMs after it was recorded, and
+ *   only while fewer than half of queueSize events wait. A burst of new objects then gets its
+ *   Jobs and statuses from a write-bound API server first (measured: 1,000 new Echos took 1.33 x
+ *   a bare client's time with Events interleaved; see docs/benchmarks.md), and holding alone
+ *   never fills the queue: past the half, Events go out as they come, up to maxInFlight at a
+ *   time until fewer than half wait again, so a writer slower than the reconciles catches up
+ *   instead of dropping at the cap what controller-runtime, writing as it goes, would have written.
  */
 import type { Clock } from '../../runtime/clock.js';
 import { realClock } from '../../runtime/clock.js';
@@ -58,8 +64,13 @@ export interface EventRecorderOptions {
   /** Wall time for timestamps and Event names. */
   wallClock?: () => Date;
   logger?: Logger;
-  /** Distinct events waiting to be written at most; default 1000 (client-go's queue length). */
+  /**
+   * Distinct events waiting to be written at most; default 1000 (client-go's queue length).
+   * Events are held back only while fewer than half this many wait.
+   */
   queueSize?: number;
+  /** Writes in flight at most while behind (half the queue waits) or closing; default 8. */
+  maxInFlight?: number;
   /** Default 12 (client-go's maxTriesPerEvent). */
   maxAttempts?: number;
   /** Default 10000 (client-go's sleepDuration). */
@@ -70,7 +81,10 @@ export interface EventRecorderOptions {
   aggregator?: AggregatorOptions;
   /** For the randomized first retry pause; default Math.random. */
   random?: () => number;
-  /** True while the operator has reconciles queued; Events wait meanwhile (default: never busy). */
+  /**
+   * True while the operator has reconciles queued; Events wait meanwhile, while fewer than half
+   * of queueSize wait (default: never busy).
+   */
   busy?: () => boolean;
   /** The longest an Event is held back while busy(); default 10000. */
   maxHoldMs?: number;
@@ -124,6 +138,9 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
   private readonly wallClock: () => Date;
   private readonly logger: Logger;
   private readonly queueSize: number;
+  /** Events are held back only while fewer than this many wait. */
+  private readonly holdLimit: number;
+  private readonly maxInFlight: number;
   private readonly maxAttempts: number;
   private readonly retryIntervalMs: number;
   private readonly dedupWindowMs: number;
@@ -139,6 +156,9 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
   private readonly abort = new AbortController();
   private readonly counters: EventRecorderStats = { recorded: 0, created: 0, patched: 0, droppedSpam: 0, droppedQueueFull: 0, failed: 0 };
   private draining: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  /** Ends the current hold at once: half the queue waits, or the recorder is closing. */
+  private endHold: (() => void) | undefined;
   private closed = false;
   private nameSeq = 0;
   private lastQueueFullLogAt = -Infinity;
@@ -151,6 +171,8 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     this.wallClock = options.wallClock ?? (() => new Date());
     this.logger = options.logger ?? nopLogger;
     this.queueSize = options.queueSize ?? 1000;
+    this.holdLimit = Math.max(1, Math.floor(this.queueSize / 2));
+    this.maxInFlight = Math.max(1, options.maxInFlight ?? 8);
     this.maxAttempts = options.maxAttempts ?? 12;
     this.retryIntervalMs = options.retryIntervalMs ?? 10_000;
     this.dedupWindowMs = options.dedupWindowMs ?? 600_000;
@@ -184,16 +206,40 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     });
   }
 
-  async close(timeoutMs = 5_000): Promise<void> {
+  close(timeoutMs = 5_000): Promise<void> {
+    this.closing ??= this.shutDown(timeoutMs);
+    return this.closing;
+  }
+
+  private async shutDown(budgetMs: number): Promise<void> {
     this.closed = true;
-    const flushed = await this.flush(timeoutMs);
-    if (flushed) return;
-    this.abort.abort(new Error('event recorder closed'));
-    const abandoned = this.pending.size;
-    this.counters.failed += abandoned;
-    this.pending.clear();
-    await this.idle();
-    this.logger.warn('event recorder closed before all events were written', { abandoned });
+    this.endHold?.();
+    const writes = (): number => this.counters.created + this.counters.patched;
+    const writesBefore = writes();
+    const failedBefore = this.counters.failed;
+    const startedAt = this.clock.now();
+    const done = await this.flush(budgetMs);
+    if (!done) {
+      // What is still waiting, and the writes still in flight (they count themselves as failed).
+      this.abort.abort(new Error('event recorder closed'));
+      this.counters.failed += this.pending.size;
+      this.pending.clear();
+      await this.idle();
+    }
+    const fields = {
+      flushed: writes() - writesBefore,
+      created: this.counters.created,
+      patched: this.counters.patched,
+      ms: Math.round(this.clock.now() - startedAt),
+      budgetMs,
+      ...(this.counters.droppedQueueFull ? { droppedQueueFull: this.counters.droppedQueueFull } : {}),
+    };
+    if (done) this.logger.info('event recorder closed: every event written', fields);
+    else
+      this.logger.warn('event recorder closed before all events were written', {
+        ...fields,
+        abandoned: this.counters.failed - failedBefore,
+      });
   }
 
   private record(object: EventSubject, type: EventType, reason: string, message: string): void {
@@ -260,6 +306,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
       firstAt: now,
       lastAt: now,
     });
+    if (this.pending.size >= this.holdLimit) this.endHold?.();
     this.draining ??= this.drain();
   }
 
@@ -272,30 +319,63 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     // Start on a later microtask: recordEvent() then never runs sink code, and the events
     // recorded in the same synchronous stretch are merged before the first write.
     await Promise.resolve();
+    /** Writes in flight, by event key. */
+    const writing = new Map<string, Promise<void>>();
     try {
       for (;;) {
-        const next = this.pending.values().next();
-        if (next.done) return;
+        const next = this.nextToWrite(writing);
+        if (!next) {
+          if (writing.size === 0) return;
+          await Promise.race(writing.values());
+          continue;
+        }
         // Still in `pending` while held: identical events recorded meanwhile merge into it.
-        await this.holdWhileBusy(next.value);
-        if (this.pending.get(next.value.key) !== next.value) continue; // abandoned by close() meanwhile
-        this.pending.delete(next.value.key);
-        await this.write(next.value);
+        await this.holdWhileBusy(next);
+        if (this.pending.get(next.key) !== next) continue; // abandoned by close() meanwhile
+        if (writing.size >= this.writersAllowed()) {
+          await Promise.race(writing.values());
+          continue;
+        }
+        this.pending.delete(next.key);
+        const write = this.write(next)
+          .catch((err: unknown) => this.logger.error('event writer failed', { error: err }))
+          .finally(() => writing.delete(next.key));
+        writing.set(next.key, write);
       }
     } catch (err) {
       this.logger.error('event writer failed', { error: err });
     } finally {
+      await Promise.allSettled(writing.values());
       this.draining = undefined;
     }
   }
 
-  /** Returns once the operator is not busy, the item was held maxHoldMs, or the recorder is closing. */
+  /** The oldest waiting event whose previous write is not still in flight. */
+  private nextToWrite(writing: ReadonlyMap<string, unknown>): Pending | undefined {
+    for (const item of this.pending.values()) if (!writing.has(item.key)) return item;
+    return undefined;
+  }
+
+  /** One writer, as client-go has; more while behind or closing, so the queue never overflows. */
+  private writersAllowed(): number {
+    return this.closed || this.pending.size >= this.holdLimit ? this.maxInFlight : 1;
+  }
+
+  /**
+   * Returns once the operator is not busy, the item was held maxHoldMs, half the queue waits, or
+   * the recorder is closing.
+   */
   private async holdWhileBusy(item: Pending): Promise<void> {
     const signal = this.abort.signal;
     for (;;) {
       const left = this.maxHoldMs - (this.clock.now() - item.firstAt);
-      if (this.closed || signal.aborted || left <= 0 || !this.busy()) return;
-      await this.clock.sleep(Math.min(HOLD_POLL_MS, left), signal).catch(() => undefined);
+      if (this.closed || signal.aborted || left <= 0 || this.pending.size >= this.holdLimit || !this.busy()) return;
+      // Woken early by endHold (close() calls it before it aborts `signal`); no AbortSignal.any
+      // per poll, which older Node versions keep alive on the long-lived signal.
+      const wake = new AbortController();
+      this.endHold = () => wake.abort();
+      await this.clock.sleep(Math.min(HOLD_POLL_MS, left), wake.signal).catch(() => undefined);
+      this.endHold = undefined;
     }
   }
 

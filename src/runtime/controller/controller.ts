@@ -5,6 +5,8 @@
  * changed while it is being reconciled is reconciled again afterwards; a failed key is retried
  * with per-key exponential backoff under an overall token bucket, forever (errors are never
  * dropped; the reconciler reports persistent failure in status); success forgets the backoff.
+ * A TerminalError (terminal.ts) is the exception: retrying cannot cure it, so it is counted and
+ * logged, its backoff forgotten, and the key waits for a change (or its recheckAfterMs).
  *
  * Event sources feed the queue from construction on, also while the workers are not running
  * (a standby replica): when this replica starts leading, every key that changed is already
@@ -24,6 +26,7 @@ import {
 } from '../workqueue/index.js';
 import { nopControllerMetrics, type ControllerMetrics } from './metrics.js';
 import type { Reconciler } from './reconciler.js';
+import { terminalErrorIn } from './terminal.js';
 import { controllerOwnerKey, generationOrDeletionChanged, objectKey, type EventSource, type KubeObject } from './sources.js';
 
 export interface ControllerOptions {
@@ -188,8 +191,22 @@ export class Controller {
       }
     } catch (err) {
       this.metrics.reconciled(this.name, 'error', (this.clock.now() - started) / 1000);
+      const terminal = terminalErrorIn(err);
       if (signal.aborted) {
         log.debug('reconcile aborted', { reason: String(signal.reason) });
+      } else if (terminal) {
+        this.metrics.terminalError(this.name);
+        // No backoff to remember: the next pass comes from a change, and starts afresh.
+        this.queue.forget(key);
+        const recheck = terminal.recheckAfterMs;
+        log.error(
+          recheck === undefined
+            ? 'reconcile failed for good; not retried until the object changes'
+            : 'reconcile failed for good; not retried until the object changes, or the recheck',
+          { error: errorMessage(err), ...(recheck === undefined ? {} : { recheckAfterMs: recheck }) },
+        );
+        // A look nobody is waiting for: behind fresh news, as a resync is.
+        if (recheck !== undefined) this.queue.addAfter(key, recheck, LOW_PRIORITY);
       } else {
         log.error('reconcile failed; will retry', { error: errorMessage(err), retries: this.queue.numRequeues(key) });
         this.queue.addRateLimited(key, priority);

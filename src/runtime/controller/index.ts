@@ -3,3 +3,4 @@ export * from './metrics.js';
 export * from './reconciler.js';
 export * from './sources.js';
 export * from './builder.js';
+export * from './terminal.js';

@@ -15,10 +15,17 @@ export interface ControllerMetrics {
    * controller_runtime_reconcile_time_seconds{controller} observes seconds.
    */
   reconciled(controller: string, result: ReconcileResult, seconds: number): void;
+  /**
+   * controller_runtime_terminal_reconcile_errors_total{controller} += 1: a reconcile that ended
+   * in a TerminalError (also reported to `reconciled` with result 'error', as controller-runtime
+   * counts it).
+   */
+  terminalError(controller: string): void;
 }
 
 export const nopControllerMetrics: ControllerMetrics = {
   setMaxConcurrency() {},
   activeWorkers() {},
   reconciled() {},
+  terminalError() {},
 };

@@ -12,7 +12,9 @@
  *   its wall clock, so skew between machines can neither cut a holder's term short nor keep a
  *   dead holder's lease alive forever.
  * - A leader whose renewals stop succeeding aborts its leading signal synchronously, from a timer,
- *   renewDeadline after the start of its last successful renewal, even while an API call hangs.
+ *   renewDeadline after the start of its last successful renewal, even while an API call hangs;
+ *   and each renewal's calls are given a signal that aborts at that same instant (client-go's
+ *   per-try context with the renew deadline), so no renewal outlives the term it tried to extend.
  *   That start precedes the write any standby observes, so the leader is done at least
  *   leaseDuration - renewDeadline before a standby may take over.
  * - Every write names the resourceVersion it read, so of several candidates racing for a free or
@@ -294,7 +296,7 @@ export class LeaderElector {
         return;
       }
       const startedAt = this.clock.now();
-      const attempt = await this.tryAcquireOrRenew();
+      const attempt = await this.renewOnce();
       // A result arriving after the term ended must not extend it.
       if (stopped.aborted) return;
       if (attempt === 'held') {
@@ -304,6 +306,20 @@ export class LeaderElector {
         // Someone else already acts as leader: waiting out the deadline would only prolong overlap.
         onTaken(this.getLeader());
       }
+    }
+  }
+
+  /** One renewal round, its calls aborted when the renew deadline passes. */
+  private async renewOnce(): Promise<Attempt> {
+    const deadline = new AbortController();
+    const ms = this.config.renewDeadlineMs;
+    const timer = this.clock.setTimer(this.heldSince + ms - this.clock.now(), () =>
+      deadline.abort(new Error(`renew deadline (${ms} ms) passed`)),
+    );
+    try {
+      return await this.tryAcquireOrRenew(deadline.signal);
+    } finally {
+      timer.cancel();
     }
   }
 
@@ -361,9 +377,10 @@ export class LeaderElector {
 
   /**
    * client-go's tryAcquireOrRenew: one read-decide-write round. Never throws; errors are logged
-   * and reported as 'failed' so the callers' deadlines decide what a failure means.
+   * and reported as 'failed' so the callers' deadlines decide what a failure means. `signal`
+   * ends its calls (a leader's renew deadline).
    */
-  private async tryAcquireOrRenew(): Promise<Attempt> {
+  private async tryAcquireOrRenew(signal?: AbortSignal): Promise<Attempt> {
     const now = toMicroTime(this.wallClock());
     const identity = this.config.identity;
     const mine = (acquireTime: string | undefined, leaderTransitions: number): LeaderRecord => ({
@@ -379,7 +396,7 @@ export class LeaderElector {
     const held = this.observed;
     if (this.phase === 'leading' && held?.record.holderIdentity === identity) {
       try {
-        this.observe(await this.lock.update(mine(held.record.acquireTime, held.record.leaderTransitions), held.resourceVersion));
+        this.observe(await this.lock.update(mine(held.record.acquireTime, held.record.leaderTransitions), held.resourceVersion, signal));
         return 'held';
       } catch (err) {
         this.log.debug('optimistic renewal failed; re-reading lease', { error: String(err) });
@@ -388,9 +405,10 @@ export class LeaderElector {
 
     let current: LeaseState | undefined;
     try {
-      current = await this.lock.get();
+      if (signal?.aborted) return this.failed(signal.reason);
+      current = await this.lock.get(signal);
       if (!current) {
-        this.observe(await this.lock.create(mine(now, 0)));
+        this.observe(await this.lock.create(mine(now, 0), signal));
         return 'held';
       }
     } catch (err) {
@@ -408,7 +426,7 @@ export class LeaderElector {
       next = mine(now, record.leaderTransitions + 1);
     }
     try {
-      this.observe(await this.lock.update(next, current.resourceVersion));
+      this.observe(await this.lock.update(next, current.resourceVersion, signal));
       return 'held';
     } catch (err) {
       return this.failed(err);

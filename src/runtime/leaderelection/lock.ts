@@ -42,13 +42,14 @@ export class LeaseConflictError extends Error {
   override readonly name = 'LeaseConflictError';
 }
 
+/** Every call rejects once `signal` aborts (the elector bounds a leader's renewal with it). */
 export interface LeaseLock {
   /** The current record, or undefined when the lease does not exist. */
-  get(): Promise<LeaseState | undefined>;
+  get(signal?: AbortSignal): Promise<LeaseState | undefined>;
   /** Creates the lease; throws LeaseConflictError when it already exists. */
-  create(record: LeaderRecord): Promise<LeaseState>;
+  create(record: LeaderRecord, signal?: AbortSignal): Promise<LeaseState>;
   /** Replaces the record if the lease is still at resourceVersion; throws LeaseConflictError if not. */
-  update(record: LeaderRecord, resourceVersion: string): Promise<LeaseState>;
+  update(record: LeaderRecord, resourceVersion: string, signal?: AbortSignal): Promise<LeaseState>;
 }
 
 /**
@@ -69,9 +70,9 @@ export class KubeLeaseLock implements LeaseLock {
     readonly name: string,
   ) {}
 
-  async get(): Promise<LeaseState | undefined> {
+  async get(signal?: AbortSignal): Promise<LeaseState | undefined> {
     try {
-      const lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace });
+      const lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace, signal });
       return this.remember(lease);
     } catch (err) {
       if (statusCode(err) === 404) {
@@ -82,7 +83,7 @@ export class KubeLeaseLock implements LeaseLock {
     }
   }
 
-  async create(record: LeaderRecord): Promise<LeaseState> {
+  async create(record: LeaderRecord, signal?: AbortSignal): Promise<LeaseState> {
     const body: V1Lease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
@@ -90,13 +91,13 @@ export class KubeLeaseLock implements LeaseLock {
       spec: toLeaseSpec(record),
     };
     try {
-      return this.remember(await this.api.createNamespacedLease({ namespace: this.namespace, body }));
+      return this.remember(await this.api.createNamespacedLease({ namespace: this.namespace, body, signal }));
     } catch (err) {
       throw conflictOr(err, `lease ${this.namespace}/${this.name} already exists`);
     }
   }
 
-  async update(record: LeaderRecord, resourceVersion: string): Promise<LeaseState> {
+  async update(record: LeaderRecord, resourceVersion: string, signal?: AbortSignal): Promise<LeaseState> {
     // Only reuse the cached object if it is the version being replaced; otherwise its metadata
     // could be stale, and the server rejects the write on the version anyway.
     const base = this.last?.metadata?.resourceVersion === resourceVersion ? this.last : undefined;
@@ -108,7 +109,7 @@ export class KubeLeaseLock implements LeaseLock {
       spec: { ...base?.spec, ...toLeaseSpec(record) },
     };
     try {
-      const lease = await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body });
+      const lease = await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body, signal });
       return this.remember(lease);
     } catch (err) {
       throw conflictOr(err, `lease ${this.namespace}/${this.name} changed since resourceVersion ${resourceVersion}`);

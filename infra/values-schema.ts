@@ -1,0 +1,203 @@
+/**
+ * The one schema of infra/values.yaml: it validates the file (parseValues), gives its TypeScript
+ * type (Values, checked against EchoperatorProps in values.ts) and, through valuesJsonSchema(),
+ * the committed infra/values.schema.json (Helm's file name) that editors (yaml-language-server)
+ * and CI tools read; `npm run gen:values-schema` writes it, and a unit test checks it is current.
+ *
+ * Library: zod 4 (pinned exactly). Chosen over TypeBox and valibot because one declaration gives
+ * all three outputs with no second package: z.infer for the type, z.toJSONSchema (built in since
+ * 4.0, with a draft-07 target, the draft Helm 3's validator and editors read) for the file, and
+ * parse issues carrying the exact path and the expected type, from which values.ts writes errors
+ * naming the key; `.transform` turns a YAML quantity string into cdk8s's Quantity while the JSON
+ * Schema still describes the string the user writes (io: 'input'). TypeBox's schemas are JSON
+ * Schema natively but its errors are generic and its transforms a separate codec layer; valibot
+ * needs a second package for JSON Schema. zod is a build-time dependency of infra/ only: the
+ * operator's bundle never imports it.
+ *
+ * What the schema holds: shapes, types, enums and unknown keys (refused at every level). What it
+ * leaves to the construct (resolveEchoperatorProps, which checks construct users' props too):
+ * the rules across values (ports differ, lease timings) and the formats (DNS names, label keys).
+ * A key left empty in YAML (`image:`) means "the default", as with every other key.
+ *
+ * The Kubernetes structures (affinity, tolerations, extraEnv) hold exactly the fields of
+ * cdk8s-plus-28's typed API (Kubernetes 1.28), which the synthesis would otherwise drop silently.
+ */
+import { fileURLToPath } from 'node:url';
+import { k8s } from 'cdk8s-plus-28';
+import { format, resolveConfig } from 'prettier';
+import { z } from 'zod';
+
+/** An optional values key: absent or empty (null in YAML) both mean the default. */
+function opt<T extends z.ZodType>(schema: T) {
+  return schema.nullish().transform((v) => (v === null ? undefined : v) as Exclude<z.output<T>, null>);
+}
+
+const int = () => z.int();
+const stringMap = () => z.record(z.string(), z.string());
+
+const labelSelectorRequirement = z.strictObject({
+  key: z.string(),
+  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+  values: z.array(z.string()).optional(),
+});
+// Named structures appear once, under definitions, as in Kubernetes' own OpenAPI.
+const labelSelector = z
+  .strictObject({
+    matchLabels: stringMap().optional(),
+    matchExpressions: z.array(labelSelectorRequirement).optional(),
+  })
+  .meta({ id: 'LabelSelector' });
+const nodeSelectorRequirement = z.strictObject({
+  key: z.string(),
+  operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt']),
+  values: z.array(z.string()).optional(),
+});
+const nodeSelectorTerm = z
+  .strictObject({
+    matchExpressions: z.array(nodeSelectorRequirement).optional(),
+    matchFields: z.array(nodeSelectorRequirement).optional(),
+  })
+  .meta({ id: 'NodeSelectorTerm' });
+const podAffinityTerm = z
+  .strictObject({
+    labelSelector: labelSelector.optional(),
+    namespaceSelector: labelSelector.optional(),
+    namespaces: z.array(z.string()).optional(),
+    topologyKey: z.string(),
+  })
+  .meta({ id: 'PodAffinityTerm' });
+const podAffinity = z
+  .strictObject({
+    requiredDuringSchedulingIgnoredDuringExecution: z.array(podAffinityTerm).optional(),
+    preferredDuringSchedulingIgnoredDuringExecution: z.array(z.strictObject({ weight: int(), podAffinityTerm })).optional(),
+  })
+  .meta({ id: 'PodAffinity' });
+const affinity = z
+  .strictObject({
+    nodeAffinity: z
+      .strictObject({
+        requiredDuringSchedulingIgnoredDuringExecution: z.strictObject({ nodeSelectorTerms: z.array(nodeSelectorTerm) }).optional(),
+        preferredDuringSchedulingIgnoredDuringExecution: z
+          .array(z.strictObject({ weight: int(), preference: nodeSelectorTerm }))
+          .optional(),
+      })
+      .optional(),
+    podAffinity: podAffinity.optional(),
+    podAntiAffinity: podAffinity.optional(),
+  })
+  .meta({ description: "The pods' affinity (pod spec.affinity): nodeAffinity, podAffinity, podAntiAffinity." });
+
+const toleration = z.strictObject({
+  key: z.string().optional(),
+  operator: z.enum(['Exists', 'Equal']).optional(),
+  value: z.string().optional(),
+  effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']).optional(),
+  tolerationSeconds: int().optional(),
+});
+
+const keySelector = z.strictObject({ name: z.string().optional(), key: z.string(), optional: z.boolean().optional() });
+const envVar = z.strictObject({
+  name: z.string(),
+  value: z.string().optional(),
+  valueFrom: z
+    .strictObject({
+      fieldRef: z.strictObject({ apiVersion: z.string().optional(), fieldPath: z.string() }).optional(),
+      resourceFieldRef: z
+        .strictObject({
+          containerName: z.string().optional(),
+          resource: z.string(),
+          divisor: z
+            .string()
+            .transform((q) => k8s.Quantity.fromString(q))
+            .optional(),
+        })
+        .optional(),
+      configMapKeyRef: keySelector.optional(),
+      secretKeyRef: keySelector.optional(),
+    })
+    .optional(),
+});
+
+const quantities = z.strictObject({ cpu: opt(z.string()), memory: opt(z.string()) });
+
+export const VALUES_SCHEMA = z
+  .strictObject({
+    namespace: opt(z.string()),
+    createNamespace: opt(z.boolean()),
+    installCrds: opt(z.boolean()),
+    name: opt(z.string()),
+    image: opt(z.string()),
+    imagePullPolicy: opt(z.enum(['Always', 'IfNotPresent', 'Never'])),
+    command: opt(z.array(z.string())),
+    args: opt(z.array(z.string())),
+    workers: opt(int()),
+    watchNamespaces: opt(z.array(z.string())),
+    logLevel: opt(z.enum(['debug', 'info', 'warn', 'error'])),
+    metrics: opt(
+      z.strictObject({
+        enabled: opt(z.boolean()),
+        port: opt(int()),
+        path: opt(z.string()),
+        insecurePlainHttp: opt(z.boolean()),
+        certSecret: opt(z.string()),
+        networkPolicy: opt(z.strictObject({ enabled: opt(z.boolean()), namespaceLabels: opt(stringMap()) })),
+      }),
+    ),
+    healthPort: opt(int()),
+    resources: opt(z.strictObject({ requests: opt(quantities), limits: opt(quantities) })),
+    jobImage: opt(z.string()),
+    ha: opt(
+      z.strictObject({
+        enabled: opt(z.boolean()),
+        replicas: opt(int()),
+        leaseDurationSeconds: opt(int()),
+        renewDeadlineSeconds: opt(int()),
+        retryPeriodSeconds: opt(int()),
+        leaseName: opt(z.string()),
+      }),
+    ),
+    terminationGracePeriodSeconds: opt(int()),
+    confineServiceAccount: opt(z.boolean()),
+    nodeSelector: opt(stringMap().meta({ description: 'Node labels the operator needs (pod spec.nodeSelector).' })),
+    tolerations: opt(z.array(toleration).meta({ description: 'Taints the operator tolerates (pod spec.tolerations).' })),
+    affinity: opt(affinity),
+    priorityClassName: opt(z.string().meta({ description: "The pods' PriorityClass (pod spec.priorityClassName)." })),
+    imagePullSecrets: opt(
+      z.array(z.strictObject({ name: z.string() })).meta({ description: 'Secrets to pull the image with (pod spec.imagePullSecrets).' }),
+    ),
+    podAnnotations: opt(stringMap().meta({ description: "Extra annotations on the operator's pods." })),
+    podLabels: opt(stringMap().meta({ description: "Extra labels on the operator's pods (not the install's app.kubernetes.io ones)." })),
+    extraEnv: opt(
+      z.array(envVar).meta({ description: "Extra environment variables of the operator's container (not the ones the install sets)." }),
+    ),
+  })
+  .meta({
+    title: 'echoperator install values',
+    description: 'infra/values.yaml: the settings `npm run synth` turns into the install (infra/props.ts documents each default).',
+  });
+
+/** What parseValues returns for a valid values file. */
+export type Values = z.output<typeof VALUES_SCHEMA>;
+
+/** The JSON Schema (draft-07) of the values file, as committed in infra/values.schema.json. */
+export function valuesJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(VALUES_SCHEMA, {
+    target: 'draft-7',
+    io: 'input',
+    unrepresentable: 'throw',
+    override: ({ jsonSchema }) => {
+      // z.int()'s safe-integer bounds say nothing a reader needs.
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  });
+}
+
+/** Where the JSON Schema is committed: beside values.yaml, under Helm's name for it. */
+export const VALUES_SCHEMA_FILE = new URL('./values.schema.json', import.meta.url);
+
+/** The exact text of infra/values.schema.json: formatted by the repository's prettier, as every file is. */
+export async function valuesJsonSchemaText(): Promise<string> {
+  const filepath = fileURLToPath(VALUES_SCHEMA_FILE);
+  return format(JSON.stringify(valuesJsonSchema()), { ...(await resolveConfig(filepath)), parser: 'json', filepath });
+}
