@@ -11,6 +11,7 @@
  * environment variable that would override one the install sets.
  */
 import type { k8s } from 'cdk8s-plus-28';
+import { isDns1123Subdomain, isLabelKey, isLabelValue } from '../src/config/validation.js';
 
 export interface EchoperatorPodProps {
   /**
@@ -99,10 +100,6 @@ export interface PodPropsContext {
   installLabelKeys: ReadonlySet<string>;
   /** The pod template annotation the install sets itself. */
   checksumAnnotation: string;
-  /** Checkers shared with the rest of the props, so each rule has one definition. */
-  labelKey: RegExp;
-  labelValue: RegExp;
-  dnsSubdomain: RegExp;
   fail: (message: string) => never;
 }
 
@@ -117,8 +114,8 @@ export function checkPodProps(p: ResolvedEchoperatorPodProps, ctx: PodPropsConte
   const q = JSON.stringify;
   const checkLabels = (what: string, labels: Record<string, string>): void => {
     for (const [k, v] of Object.entries(labels)) {
-      if (!ctx.labelKey.test(k)) fail(`${what} key ${q(k)} must be a label key ([prefix/]name, name at most 63 characters)`);
-      if (typeof v !== 'string' || !ctx.labelValue.test(v)) {
+      if (!isLabelKey(k)) fail(`${what} key ${q(k)} must be a label key ([prefix/]name, name at most 63 characters)`);
+      if (typeof v !== 'string' || !isLabelValue(v)) {
         fail(`${what}[${q(k)}] must be a label value (at most 63 letters, digits, '-', '_' or '.'), got ${q(v)}`);
       }
     }
@@ -130,11 +127,11 @@ export function checkPodProps(p: ResolvedEchoperatorPodProps, ctx: PodPropsConte
     const at = `tolerations[${i}]`;
     const operator = t.operator ?? 'Equal';
     if (!TOLERATION_OPERATORS.includes(operator)) fail(`${at}.operator must be Exists or Equal, got ${q(t.operator)}`);
-    if (t.key !== undefined && t.key !== '' && !ctx.labelKey.test(t.key)) fail(`${at}.key must be a label key, got ${q(t.key)}`);
+    if (t.key !== undefined && t.key !== '' && !isLabelKey(t.key)) fail(`${at}.key must be a label key, got ${q(t.key)}`);
     if ((t.key ?? '') === '' && operator !== 'Exists')
       fail(`${at}.operator must be Exists when key is empty (it then tolerates every taint)`);
     if (operator === 'Exists' && (t.value ?? '') !== '') fail(`${at}.value must be empty when operator is Exists, got ${q(t.value)}`);
-    if (operator === 'Equal' && !ctx.labelValue.test(t.value ?? '')) fail(`${at}.value must be a label value, got ${q(t.value)}`);
+    if (operator === 'Equal' && !isLabelValue(t.value ?? '')) fail(`${at}.value must be a label value, got ${q(t.value)}`);
     if (t.effect !== undefined && t.effect !== '' && !TAINT_EFFECTS.includes(t.effect)) {
       fail(`${at}.effect must be one of ${TAINT_EFFECTS.join(', ')} (or empty: every effect), got ${q(t.effect)}`);
     }
@@ -146,13 +143,13 @@ export function checkPodProps(p: ResolvedEchoperatorPodProps, ctx: PodPropsConte
 
   if (p.affinity !== undefined) checkAffinity(p.affinity, fail);
 
-  if (p.priorityClassName !== undefined && (p.priorityClassName.length > 253 || !ctx.dnsSubdomain.test(p.priorityClassName))) {
+  if (p.priorityClassName !== undefined && !isDns1123Subdomain(p.priorityClassName)) {
     fail(`priorityClassName must be a PriorityClass name (a DNS subdomain), got ${q(p.priorityClassName)}`);
   }
 
   const secrets = new Set<string>();
   p.imagePullSecrets.forEach((s, i) => {
-    if (typeof s?.name !== 'string' || s.name.length > 253 || !ctx.dnsSubdomain.test(s.name)) {
+    if (typeof s?.name !== 'string' || !isDns1123Subdomain(s.name)) {
       fail(`imagePullSecrets[${i}].name must be a Secret name (a DNS subdomain), got ${q(s?.name)}`);
     }
     if (secrets.has(s.name)) fail(`imagePullSecrets lists ${s.name} twice`);
@@ -160,7 +157,7 @@ export function checkPodProps(p: ResolvedEchoperatorPodProps, ctx: PodPropsConte
   });
 
   for (const [k, v] of Object.entries(p.podAnnotations)) {
-    if (!ctx.labelKey.test(k)) fail(`podAnnotations key ${q(k)} must be an annotation key ([prefix/]name, name at most 63 characters)`);
+    if (!isLabelKey(k)) fail(`podAnnotations key ${q(k)} must be an annotation key ([prefix/]name, name at most 63 characters)`);
     if (typeof v !== 'string') fail(`podAnnotations[${q(k)}] must be a string, got ${q(v)}`);
     if (k === ctx.checksumAnnotation)
       fail(`podAnnotations must not set ${k}: the install sets it to the settings' checksum, which rolls the pods when a setting changes`);

@@ -5,6 +5,15 @@
 import { createHash } from 'node:crypto';
 import packageJson from '../package.json' with { type: 'json' };
 import { brokenLeaseRule, JITTER_FACTOR, LEASE_DEFAULT_SECONDS, LEASE_MAX_SECONDS } from '../src/runtime/leaderelection/config.js';
+import {
+  isDns1123Label,
+  isDns1123Subdomain,
+  isImageReference,
+  isLabelKey,
+  isLabelValue,
+  isPort,
+  isUrlPath,
+} from '../src/config/validation.js';
 import { checkPodProps, POD_ENV_NAMES, resolvePodProps, type EchoperatorPodProps, type ResolvedEchoperatorPodProps } from './pod-props.js';
 
 export * from './pod-props.js';
@@ -308,18 +317,8 @@ export const DEFAULTS = {
   terminationGracePeriodSeconds: 45,
 } as const;
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-/** [registry[:port]/]path[:tag][@sha256:digest], lower-case path, tag as Docker allows. */
-const IMAGE_REF =
-  /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
-/** A label key ([prefix/]name) and value, as the API server checks them. */
-const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
-const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
 /** Where a metrics.certSecret is mounted (METRICS_CERT_DIR). */
 export const METRICS_CERT_MOUNT = '/etc/echoperator/metrics-cert';
-/** What the operator's METRICS_PATH parser accepts. */
-const URL_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
 const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 const QUANTITY_FACTORS: Record<string, number> = {
   '': 1,
@@ -344,7 +343,7 @@ function fail(message: string): never {
 }
 
 function checkPort(what: string, port: number): void {
-  if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`${what} must be an integer from 1 to 65535, got ${port}`);
+  if (!isPort(port)) fail(`${what} must be an integer from 1 to 65535, got ${port}`);
 }
 
 function checkPositiveInteger(what: string, value: number): void {
@@ -352,7 +351,7 @@ function checkPositiveInteger(what: string, value: number): void {
 }
 
 function checkLabel(what: string, value: string, max = 63): void {
-  if (typeof value !== 'string' || value.length > max || !DNS_LABEL.test(value)) {
+  if (!isDns1123Label(value, max)) {
     fail(`${what} must be a DNS label (lower-case letters, digits and '-', at most ${max} characters), got ${JSON.stringify(value)}`);
   }
 }
@@ -404,10 +403,10 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
   checkLabel('namespace', r.namespace);
   // Leaves room for the '-config' and '-metrics' suffixes within a DNS label.
   checkLabel('name', r.name, 55);
-  if (!IMAGE_REF.test(r.image)) {
+  if (!isImageReference(r.image)) {
     fail(`image must be an image reference such as 'repo/name:tag' or 'repo/name@sha256:<64 hex digits>', got ${JSON.stringify(r.image)}`);
   }
-  if (!IMAGE_REF.test(r.jobImage)) fail(`jobImage must be an image reference such as 'busybox:1.37', got ${JSON.stringify(r.jobImage)}`);
+  if (!isImageReference(r.jobImage)) fail(`jobImage must be an image reference such as 'busybox:1.37', got ${JSON.stringify(r.jobImage)}`);
   if (!['Always', 'IfNotPresent', 'Never'].includes(r.imagePullPolicy)) {
     fail(`imagePullPolicy must be Always, IfNotPresent or Never, got ${JSON.stringify(r.imagePullPolicy)}`);
   }
@@ -433,7 +432,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
   if (r.metrics.certSecret !== undefined) {
     if (r.metrics.insecurePlainHttp)
       fail('metrics.certSecret and metrics.insecurePlainHttp exclude each other: plain HTTP uses no certificate');
-    if (r.metrics.certSecret.length > 253 || !DNS_SUBDOMAIN.test(r.metrics.certSecret)) {
+    if (!isDns1123Subdomain(r.metrics.certSecret)) {
       fail(`metrics.certSecret must be a Secret name (a DNS subdomain), got ${JSON.stringify(r.metrics.certSecret)}`);
     }
   }
@@ -442,11 +441,11 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     fail('metrics.networkPolicy.namespaceLabels must hold at least one label: an empty selector would admit every namespace');
   }
   for (const [k, v] of npLabels) {
-    if (!LABEL_KEY.test(k) || !LABEL_VALUE.test(v)) {
+    if (!isLabelKey(k) || !isLabelValue(v)) {
       fail(`metrics.networkPolicy.namespaceLabels must be valid label keys and values, got ${JSON.stringify(k)}: ${JSON.stringify(v)}`);
     }
   }
-  if (!URL_PATH.test(r.metrics.path)) {
+  if (!isUrlPath(r.metrics.path)) {
     fail(`metrics.path must be an absolute URL path such as '/metrics' (no spaces, '?' or '#'), got ${JSON.stringify(r.metrics.path)}`);
   }
   for (const res of ['cpu', 'memory'] as const) {
@@ -491,16 +490,13 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
         `(${JITTER_FACTOR * ha.retryPeriodSeconds}), so a leader gets more than one try to renew`,
     );
   }
-  if (ha.leaseName.length > 253 || !DNS_SUBDOMAIN.test(ha.leaseName)) {
+  if (!isDns1123Subdomain(ha.leaseName)) {
     fail(`ha.leaseName must be a DNS subdomain (lower-case letters, digits, '-' and '.'), got ${JSON.stringify(ha.leaseName)}`);
   }
   checkPodProps(r.pod, {
     installEnvNames: installEnvNames(r),
     installLabelKeys: new Set(INSTALL_LABEL_KEYS),
     checksumAnnotation: CONFIG_CHECKSUM_ANNOTATION,
-    labelKey: LABEL_KEY,
-    labelValue: LABEL_VALUE,
-    dnsSubdomain: DNS_SUBDOMAIN,
     fail,
   });
   return r;

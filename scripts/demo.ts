@@ -21,16 +21,15 @@ import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
 import { isRunning, readState, startControlPlane, wantNode, type ControlPlaneState } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { acquireControlPlane, defaultClusterDir } from './controlplane/session.js';
+import { kubectlFor } from './kubectl.js';
 import { loadOperatorImage } from './operator-image.js';
 
 const say = (line: string): void => console.log(`\n\x1b[1m==> ${line}\x1b[0m`);
 
-function kubectl(kubeconfig: string, args: string[], input?: string): string {
-  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input });
-  if (r.error) throw new Error(`could not run kubectl: ${r.error.message} (install kubectl and put it on PATH)`);
-  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr.trim()}`);
-  return r.stdout;
-}
+/** Deadline of one kubectl call: longer than the longest wait it is asked for (rollout status, 180 s). */
+const KUBECTL_TIMEOUT_MS = 300_000;
+const kubectl = (kubeconfig: string, args: string[], input?: string): string =>
+  kubectlFor(kubeconfig, { timeoutMs: KUBECTL_TIMEOUT_MS }).ok(args, { input });
 
 /** The local cluster (started or reused), or undefined with USE_EXISTING_CLUSTER=true. */
 async function localCluster(): Promise<ControlPlaneState | undefined> {

@@ -9,7 +9,7 @@
  * once stopped (processes, mounts, namespaces, cgroups): what is there after the run and was not
  * before it fails the run.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ensureArgoCdHealth, ensureFluxBinaries } from './controlplane/assets.js';
@@ -17,6 +17,7 @@ import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
 import { acquireControlPlane } from './controlplane/session.js';
+import { kubectlFor } from './kubectl.js';
 import { ensureBundle } from './runtimes.js';
 
 function testFiles(dir: string): string[] {
@@ -31,12 +32,8 @@ function testFiles(dir: string): string[] {
 
 /** Deployments of the operator in the cluster (`kubectl get -o name`), '' when none. */
 function installedOperators(kubeconfig: string): string {
-  const r = spawnSync(
-    'kubectl',
-    ['--kubeconfig', kubeconfig, 'get', 'deployments', '-A', '-l', 'app.kubernetes.io/name=echoperator', '-o', 'name'],
-    { encoding: 'utf8' },
-  );
-  return r.status === 0 ? r.stdout.trim().split('\n').filter(Boolean).join(', ') : '';
+  const r = kubectlFor(kubeconfig).run(['get', 'deployments', '-A', '-l', 'app.kubernetes.io/name=echoperator', '-o', 'name']);
+  return r.code === 0 ? r.stdout.trim().split('\n').filter(Boolean).join(', ') : '';
 }
 
 async function main(): Promise<void> {

@@ -1,11 +1,11 @@
 /**
  * API calls the benchmarks make: retried as a client would, namespaces that are deleted again.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { ApiError, isNotFound, isTransient } from '../../src/kube/errors.js';
 import { RestClient } from '../../src/kube/rest.js';
 import { NO_PODS_ANNOTATIONS } from '../controlplane/network.js';
+import { kubectlFor } from '../kubectl.js';
 import { onCleanup } from './cleanup.js';
 import { type BenchEnv } from './env.js';
 import { now, sleep, log } from './log.js';
@@ -97,17 +97,7 @@ export async function installCrds(env: BenchEnv): Promise<void> {
   await runKubectl(env, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/echos.mmontes.io', 'crd/scheduledechos.mmontes.io']);
 }
 
-function runKubectl(env: BenchEnv, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kubectl', ['--kubeconfig', env.kubeconfig, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')}: ${err.trim()}`))));
-  });
-}
+const runKubectl = (env: BenchEnv, args: string[]): Promise<string> => kubectlFor(env.kubeconfig).okAsync(args);
 
 /** GET of a non-JSON endpoint (the API server's /metrics): RestClient.stream hands us the lines. */
 export async function getText(rest: RestClient, path: string, timeoutMs = 30_000): Promise<string> {

@@ -22,6 +22,7 @@ import { BUNDLE, ROOT, buildBundle, kib } from '../build.js';
 import { SEA, buildSea } from '../build-sea.js';
 import { acquireControlPlane } from '../controlplane/session.js';
 import { exitWithError } from '../controlplane/errors.js';
+import { kubectlFor } from '../kubectl.js';
 import { denoBinary, denoPermissions } from '../runtimes.js';
 import { updateDoc } from './report.js';
 import { median } from './stats.js';
@@ -54,10 +55,7 @@ function paired(a: string[], b: string[]): { a: number; b: number; ratio: number
   return { a: median(as), b: median(bs), ratio: median(ratios) };
 }
 
-function kubectl(kubeconfig: string, args: string[], input?: string): void {
-  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { input, encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')}: ${r.stderr}`);
-}
+const kubectl = (kubeconfig: string, args: string[], input?: string): void => void kubectlFor(kubeconfig).ok(args, { input });
 
 /** Spawns the operator over a namespace holding one Echo; ms until it logs that it created the Job. */
 async function firstReconcile(cmd: string[], kubeconfig: string): Promise<number> {

@@ -9,10 +9,10 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { stopAddons } from './addons.js';
 import { ensureBinaries, isAlive, KUBERNETES_VERSION, type ControlPlaneBinaries } from './assets.js';
 import { ControlPlaneError, formatDuration } from './errors.js';
 import { NODE_IP, SERVICE_CIDR } from './network.js';
-import { stopGitOps } from './gitops.js';
 import { startNode, stopNode, type NodeState } from './node/node.js';
 import { earlyExitError, httpOk, isZombie, launch, ownsProcess, PortInUse, terminate, waitFor, type Launched } from './process.js';
 import { generatePki, type ClientIdentity, type Pki } from './pki.js';
@@ -355,13 +355,13 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
 }
 
 /**
- * Stops GitOps (Flux and the git server) when it was started, the node (everything it made on
- * the machine), then the processes recorded in state (controller-manager first, etcd last), and
+ * Stops the add-ons recorded in the folder (addons.ts: GitOps' Flux and git server), the node
+ * (everything it made on the machine), then the processes recorded in state (controller-manager first, etcd last), and
  * removes the folder.
  */
 export async function stopControlPlane(state: ControlPlaneState): Promise<void> {
   const { etcd, kubeApiserver, kubeControllerManager } = state.pids;
-  await stopGitOps(state.dir);
+  await stopAddons(state.dir);
   await terminate(kubeControllerManager, state.dir);
   if (state.node || existsSync(join(state.dir, 'node'))) await stopNode(state.dir, state.node);
   for (const pid of [kubeApiserver, etcd]) await terminate(pid, state.dir);

@@ -16,7 +16,8 @@
  * ClusterRoles, Namespaces), and the API server lets a client grant only permissions it holds.
  *
  * Everything lives in the cluster's folder (gitops/: state.json, the repositories, the artifact
- * storage, scratch space, kubeconfigs), and stopControlPlane() stops it with the cluster; each
+ * storage, scratch space, kubeconfigs); its processes are recorded as an add-on (addons.ts), so
+ * stopControlPlane() stops them with the cluster without importing this module; each
  * process runs from a link in that folder, so its command line names the folder and terminate()
  * never signals a reused pid.
  */
@@ -24,10 +25,12 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { recordAddon, stopAddon } from './addons.js';
+import { kubectlFor } from '../kubectl.js';
 import { ensureFluxBinaries, ensureGitServer } from './assets.js';
 import { freePort, writeKubeconfig, type ControlPlaneState } from './cluster.js';
 import { ControlPlaneError, formatDuration } from './errors.js';
-import { httpOk, launch, logTail, ownsProcess, terminate, waitFor, type Launched } from './process.js';
+import { httpOk, launch, logTail, ownsProcess, waitFor, type Launched } from './process.js';
 
 /** Where the controllers run and their objects live, as in a Flux install. */
 export const FLUX_NAMESPACE = 'flux-system';
@@ -41,6 +44,9 @@ export interface GitOpsState {
   storageUrl: string;
   pids: { githttp: number; sourceController: number; kustomizeController: number };
 }
+
+/** The add-on's name in the cluster folder's addons/. */
+const ADDON = 'gitops';
 
 const layout = (clusterDir: string) => {
   const dir = join(clusterDir, 'gitops');
@@ -62,11 +68,7 @@ export function readGitOpsState(clusterDir: string): GitOpsState | undefined {
   }
 }
 
-function kubectl(kubeconfig: string, args: string[], input?: string): string {
-  const r = spawnSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', input, timeout: 120_000 });
-  if (r.status !== 0) throw new ControlPlaneError(`kubectl ${args.join(' ')} failed: ${(r.stderr || String(r.error)).trim()}`);
-  return r.stdout;
-}
+const kubectl = (kubeconfig: string, args: string[], input?: string): string => kubectlFor(kubeconfig).ok(args, { input });
 
 /** The controllers' CRDs, served and Established. */
 function installCrds(kubeconfig: string, crdDirs: string[]): void {
@@ -113,6 +115,12 @@ function installIdentities(cluster: ControlPlaneState, sourceRole: string, dir: 
   return { source: kubeconfigFor('source-controller'), kustomize: kubeconfigFor('kustomize-controller') };
 }
 
+/** Records the processes as the cluster's add-on, in stop order: the controllers before the git server they read. */
+function recordProcesses(clusterDir: string, state: GitOpsState): void {
+  const { kustomizeController, sourceController, githttp } = state.pids;
+  recordAddon(clusterDir, ADDON, [kustomizeController, sourceController, githttp]);
+}
+
 /** A link to `target` in the folder, so the process's command line names the cluster folder. */
 function linked(binDir: string, target: string, name: string): string {
   const link = join(binDir, name);
@@ -140,7 +148,10 @@ async function waitForFile(path: string, proc: Launched, what: string, timeoutMs
 export async function startGitOps(cluster: ControlPlaneState, opts: { log?: (line: string) => void } = {}): Promise<GitOpsState> {
   const log = opts.log ?? ((l: string) => console.error(l));
   const running = readGitOpsState(cluster.dir);
-  if (running && Object.values(running.pids).every((pid) => ownsProcess(pid, cluster.dir))) return running;
+  if (running && Object.values(running.pids).every((pid) => ownsProcess(pid, cluster.dir))) {
+    recordProcesses(cluster.dir, running); // a GitOps started by a version that kept no add-on record
+    return running;
+  }
   await stopGitOps(cluster.dir); // what is left of one that died
   const started = Date.now();
   const detached = cluster.apiserver?.detached ?? false;
@@ -155,6 +166,7 @@ export async function startGitOps(cluster: ControlPlaneState, opts: { log?: (lin
   const record = (key: keyof GitOpsState['pids'], proc: Launched): void => {
     state.pids[key] = proc.pid;
     writeFileSync(l.state, JSON.stringify(state, null, 2) + '\n');
+    recordProcesses(cluster.dir, state);
   };
   try {
     const addressFile = join(l.dir, 'githttp.address');
@@ -228,9 +240,6 @@ export function createRepository(state: GitOpsState, name: string): string {
 
 /** Stops what startGitOps started in this cluster folder (nothing when it never ran). */
 export async function stopGitOps(clusterDir: string): Promise<void> {
-  const state = readGitOpsState(clusterDir);
-  if (!state) return;
-  const { kustomizeController, sourceController, githttp } = state.pids;
-  for (const pid of [kustomizeController, sourceController, githttp]) if (pid) await terminate(pid, clusterDir);
+  await stopAddon(clusterDir, ADDON);
   rmSync(layout(clusterDir).state, { force: true });
 }

@@ -4,8 +4,10 @@
  * message use to describe what it takes, so the two can never disagree.
  *
  * Guarantees: a parser either returns a valid value or throws InvalidValue (never returns NaN,
- * an out-of-range number or an unknown choice). Raw text arrives trimmed.
+ * an out-of-range number or an unknown choice). Raw text arrives trimmed. The formats (names,
+ * image references, paths) are validation.ts's, which the install's construct checks too.
  */
+import { isDns1123Label, isDns1123Subdomain, isImageReference, isUrlPath } from './validation.js';
 
 /** Thrown by a parser; `detail` narrows down what is wrong when `accepts` alone would not. */
 export class InvalidValue extends Error {
@@ -84,25 +86,22 @@ export function choice<const T extends string>(values: readonly T[], accepts = `
   };
 }
 
-const DNS1123_LABEL = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$/;
-
-export function isDns1123Label(v: string): boolean {
-  return v.length <= 63 && DNS1123_LABEL.test(v);
-}
-
-export function isDns1123Subdomain(v: string): boolean {
-  return v.length <= 253 && DNS1123_SUBDOMAIN.test(v);
+/** Text in a format of validation.ts, returned as is. */
+function formatted(accepts: string, valid: (raw: string) => boolean): Parser<string> {
+  return {
+    accepts,
+    parse(raw) {
+      if (!valid(raw)) throw new InvalidValue();
+      return raw;
+    },
+  };
 }
 
 /** A namespace name: Kubernetes requires a DNS-1123 label. */
-export const namespaceName: Parser<string> = {
-  accepts: 'a namespace name (a DNS-1123 label: lower-case letters, digits and "-", at most 63 characters)',
-  parse(raw) {
-    if (!isDns1123Label(raw)) throw new InvalidValue();
-    return raw;
-  },
-};
+export const namespaceName = formatted(
+  'a namespace name (a DNS-1123 label: lower-case letters, digits and "-", at most 63 characters)',
+  (raw) => isDns1123Label(raw),
+);
 
 /** Comma-separated namespace names, blanks around commas ignored, duplicates dropped; empty = []. */
 export const namespaceList: Parser<string[]> = {
@@ -118,13 +117,10 @@ export const namespaceList: Parser<string[]> = {
   },
 };
 
-export const dnsSubdomain: Parser<string> = {
-  accepts: 'a DNS-1123 subdomain (lower-case letters, digits, "-" and ".", at most 253 characters)',
-  parse(raw) {
-    if (!isDns1123Subdomain(raw)) throw new InvalidValue();
-    return raw;
-  },
-};
+export const dnsSubdomain = formatted(
+  'a DNS-1123 subdomain (lower-case letters, digits, "-" and ".", at most 253 characters)',
+  isDns1123Subdomain,
+);
 
 /** Any text, including the empty string (where empty has a meaning, e.g. "in-cluster"). */
 export function text(accepts: string): Parser<string> {
@@ -132,40 +128,13 @@ export function text(accepts: string): Parser<string> {
 }
 
 export function nonEmptyText(accepts: string): Parser<string> {
-  return {
-    accepts,
-    parse(raw) {
-      if (raw === '') throw new InvalidValue();
-      return raw;
-    },
-  };
+  return formatted(accepts, (raw) => raw !== '');
 }
 
 /** An absolute URL path without query or fragment, e.g. /metrics. */
-export const urlPath: Parser<string> = {
-  accepts: 'an absolute URL path such as /metrics (no spaces, "?" or "#")',
-  parse(raw) {
-    if (!/^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/.test(raw)) throw new InvalidValue();
-    return raw;
-  },
-};
+export const urlPath = formatted('an absolute URL path such as /metrics (no spaces, "?" or "#")', isUrlPath);
 
-// The grammar of github.com/distribution/reference, which the kubelet's image pull follows:
-// [domain[:port]/]path[:tag][@digest], path components lower case.
-const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?`;
-const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
-const TAG = '[\\w][\\w.-]{0,127}';
-const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
-const IMAGE_REFERENCE = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::${TAG})?(?:@${DIGEST})?$`);
-
-export const imageReference: Parser<string> = {
-  accepts: 'a container image reference such as busybox:1.37 or registry.example.com/tools/busybox@sha256:<digest>',
-  parse(raw) {
-    const withoutDigest = raw.split('@', 1)[0] ?? '';
-    const tagColon = withoutDigest.lastIndexOf(':');
-    const name = tagColon > withoutDigest.lastIndexOf('/') ? withoutDigest.slice(0, tagColon) : withoutDigest;
-    if (name.length > 255 || !IMAGE_REFERENCE.test(raw)) throw new InvalidValue();
-    return raw;
-  },
-};
+export const imageReference = formatted(
+  'a container image reference such as busybox:1.37 or registry.example.com/tools/busybox@sha256:<digest>',
+  isImageReference,
+);

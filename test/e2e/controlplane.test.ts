@@ -3,11 +3,12 @@
  * one, and the tooling leaves no process behind.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KUBERNETES_VERSION } from '../../scripts/controlplane/assets.js';
+import { kubectlFor } from '../../scripts/kubectl.js';
 import { installCrds } from '../support/operator.js';
 import { kubectl, kubectlJson, kubectlOk, onLocalControlPlane, testNamespace } from '../support/kube.js';
 
@@ -30,10 +31,8 @@ test('a ServiceAccount without any RBAC grant gets 403', (t) => {
   kubectlOk(['create', 'serviceaccount', 'nobody'], { namespace: ns });
   const token = kubectlOk(['create', 'token', 'nobody', '--duration=10m'], { namespace: ns }).trim();
   // A kubeconfig holding only the token: the admin client certificate must not ride along.
-  const raw = spawnSync('kubectl', ['--kubeconfig', tokenKubeconfig(token), 'get', '--raw', `/api/v1/namespaces/${ns}/configmaps`], {
-    encoding: 'utf8',
-  });
-  assert.notEqual(raw.status, 0, 'the request must be refused');
+  const raw = kubectlFor(tokenKubeconfig(token)).run(['get', '--raw', `/api/v1/namespaces/${ns}/configmaps`]);
+  assert.notEqual(raw.code, 0, 'the request must be refused');
   assert.match(raw.stderr, /forbidden|Forbidden/);
   assert.match(raw.stderr, new RegExp(`system:serviceaccount:${ns}:nobody`));
 });

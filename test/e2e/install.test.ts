@@ -190,8 +190,8 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
     }),
   });
   const image = install.echoperator.config.jobImage;
-  const job = desiredJob(kubectlJson(['get', 'echo', 'hi'], { namespace: ns }), image) as any;
-  const cronJob = desiredCronJob(kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }), image) as any;
+  const job = desiredJob(kubectlJson(['get', 'echo', 'hi'], { namespace: ns }), image);
+  const cronJob = desiredCronJob(kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }), image);
   const asOperator = (args: string[], input?: unknown) =>
     kubectl(['--kubeconfig', install.kubeconfig, ...args], { input: input === undefined ? undefined : JSON.stringify(input) });
   const dryRun = (obj: unknown, admin = false) =>
@@ -260,7 +260,7 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
     ],
     [
       'a Job owned by a ScheduledEcho',
-      reshaped(job, (j) => (j.metadata.ownerReferences = cronJob.metadata.ownerReferences)),
+      reshaped(job, (j) => (j.metadata.ownerReferences = cronJob.metadata!.ownerReferences)),
       'must be controller-owned',
     ],
   ];

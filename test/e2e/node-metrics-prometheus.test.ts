@@ -14,6 +14,7 @@
  * does not enforce NetworkPolicies, so this checks the object, not its enforcement. Prometheus is
  * stopped and its data folder removed at the end, and the cluster with it.
  */
+import type { V1EndpointSlice } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,11 +87,19 @@ test(
 
     // The Service's endpoints, as Prometheus' kubernetes_sd (role: endpoints) finds them: the pod's
     // address. (The node's namespace routes the pod network; ClusterIPs only from inside pods.)
-    const slices = k.json(['get', 'endpointslices', '-n', NS, '-l', 'kubernetes.io/service-name=echoperator-metrics']).items as any[];
-    const slice = slices.find((e) => e.endpoints?.some((p: any) => p.conditions?.ready));
+    const slices = k.json<{ items: V1EndpointSlice[] }>([
+      'get',
+      'endpointslices',
+      '-n',
+      NS,
+      '-l',
+      'kubernetes.io/service-name=echoperator-metrics',
+    ]).items;
+    const slice = slices.find((e) => e.endpoints?.some((p) => p.conditions?.ready));
     assert.ok(slice, 'a ready endpoint behind the metrics Service');
-    assert.equal(slice.ports[0].name, 'https');
-    const target = `${slice.endpoints.find((p: any) => p.conditions?.ready).addresses[0]}:${slice.ports[0].port}`;
+    const port = slice.ports?.[0];
+    assert.equal(port?.name, 'https');
+    const target = `${slice.endpoints.find((p) => p.conditions?.ready)?.addresses[0]}:${port?.port}`;
     const job = (name: string, token: string) => ({
       job_name: name,
       scheme: 'https',

@@ -11,6 +11,7 @@
  * audit log shows those passes write nothing. The issue's 90 s would only lengthen the run: the
  * count is flat, not merely slow.
  */
+import type { CoreV1Event } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
@@ -31,8 +32,10 @@ const condition = (obj: any, type: string): any => obj?.status?.conditions?.find
 
 /** Warning Events on the object, counting repeats (an aggregated Event's count). */
 function warnings(ns: string, name: string): { total: number; lines: string[] } {
-  const items = kubectlJson(['get', 'events', '--field-selector', `involvedObject.name=${name},type=Warning`], { namespace: ns })
-    .items as any[];
+  const { items } = kubectlJson<{ items: CoreV1Event[] }>(
+    ['get', 'events', '--field-selector', `involvedObject.name=${name},type=Warning`],
+    { namespace: ns },
+  );
   return {
     total: items.reduce((n, e) => n + (e.count ?? 1), 0),
     lines: items.map((e) => `${e.reason} x${e.count ?? 1}: ${e.message}`),

@@ -3,7 +3,6 @@
  * or strip the API server, never the shared one other tests use), kubectl bound to any
  * kubeconfig, the operator's JSON log lines and /metrics samples, and bulk API calls.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,30 +10,14 @@ import { after, before } from 'node:test';
 import { join } from 'node:path';
 import { startControlPlane, stopControlPlane, type ControlPlaneState, type StartOptions } from '../../scripts/controlplane/cluster.js';
 import { loadKubeConfig, RestClient } from '../../src/kube/index.js';
-import type { KubectlResult } from './kube.js';
+import { kubectlFor as kubectlForCluster, type Kubectl } from '../../scripts/kubectl.js';
+
+export type { Kubectl } from '../../scripts/kubectl.js';
+import { KUBECTL_TIMEOUT_MS } from './kube.js';
 import type { OperatorProcess } from './operator.js';
 
-export interface Kubectl {
-  kubeconfig: string;
-  run(args: string[], opts?: { input?: string; namespace?: string }): KubectlResult;
-  /** Must succeed; returns stdout. */
-  ok(args: string[], opts?: { input?: string; namespace?: string }): string;
-  json<T = any>(args: string[], opts?: { namespace?: string }): T;
-}
-
-export function kubectlFor(kubeconfig: string): Kubectl {
-  const run = (args: string[], opts: { input?: string; namespace?: string } = {}): KubectlResult => {
-    const full = ['--kubeconfig', kubeconfig, ...(opts.namespace ? ['-n', opts.namespace] : []), ...args];
-    const r = spawnSync('kubectl', full, { input: opts.input, encoding: 'utf8', timeout: 60_000, maxBuffer: 256 << 20 });
-    return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? (r.error ? String(r.error) : '') };
-  };
-  const ok = (args: string[], opts: { input?: string; namespace?: string } = {}): string => {
-    const r = run(args, opts);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
-    return r.stdout;
-  };
-  return { kubeconfig, run, ok, json: (args, opts = {}) => JSON.parse(ok([...args, '-o', 'json'], opts)) };
-}
+/** kubectl against another kubeconfig than the test's own (a proxy's, a cluster a test starts). */
+export const kubectlFor = (kubeconfig: string): Kubectl => kubectlForCluster(kubeconfig, { timeoutMs: KUBECTL_TIMEOUT_MS });
 
 /**
  * A free loopback port that nothing will take by chance while a test holds it unused for a while:

@@ -2,10 +2,10 @@
  * What every end-to-end test needs: the control plane's kubeconfig (set by `npm test`), kubectl
  * against it, a namespace of its own, and polling until a condition holds.
  */
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import { NO_PODS_ANNOTATIONS } from '../../scripts/controlplane/network.js';
+import { kubectlFor, type Kubectl, type KubectlOptions, type KubectlResult } from '../../scripts/kubectl.js';
 
 export function kubeconfig(): string {
   const path = process.env.KUBECONFIG;
@@ -13,32 +13,24 @@ export function kubeconfig(): string {
   return path;
 }
 
-export interface KubectlResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type { KubectlResult } from '../../scripts/kubectl.js';
 
-export function kubectl(args: string[], opts: { input?: string; namespace?: string; env?: NodeJS.ProcessEnv } = {}): KubectlResult {
-  const full = ['--kubeconfig', kubeconfig(), ...(opts.namespace ? ['-n', opts.namespace] : []), ...args];
-  const r = spawnSync('kubectl', full, {
-    input: opts.input,
-    encoding: 'utf8',
-    env: { ...process.env, ...opts.env },
-    timeout: 60_000,
-  });
-  return { code: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? (r.error ? String(r.error) : '') };
+/** Deadline of a test's kubectl call. */
+export const KUBECTL_TIMEOUT_MS = 60_000;
+
+const own = (): Kubectl => kubectlFor(kubeconfig(), { timeoutMs: KUBECTL_TIMEOUT_MS });
+
+export function kubectl(args: string[], opts: KubectlOptions = {}): KubectlResult {
+  return own().run(args, opts);
 }
 
 /** kubectl that must succeed; returns stdout. */
-export function kubectlOk(args: string[], opts: Parameters<typeof kubectl>[1] = {}): string {
-  const r = kubectl(args, opts);
-  if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${r.code}): ${r.stderr.trim()}`);
-  return r.stdout;
+export function kubectlOk(args: string[], opts: KubectlOptions = {}): string {
+  return own().ok(args, opts);
 }
 
-export function kubectlJson<T = any>(args: string[], opts: Parameters<typeof kubectl>[1] = {}): T {
-  return JSON.parse(kubectlOk([...args, '-o', 'json'], opts)) as T;
+export function kubectlJson<T = any>(args: string[], opts: KubectlOptions = {}): T {
+  return own().json<T>(args, opts);
 }
 
 /**

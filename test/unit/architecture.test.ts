@@ -1,9 +1,11 @@
 /**
- * What reviews used to hope for, checked: the layers import downwards only, and each custom
- * resource's names (group, kind, plural) are written once, in src/api, and derived everywhere else.
+ * What reviews used to hope for, checked: the layers import downwards only, no module imports
+ * itself through others (src, infra, scripts, test), and each custom resource's names (group,
+ * kind, plural) are written once, in src/api, and derived everywhere else.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
@@ -18,6 +20,46 @@ function tsFiles(dir: string): string[] {
 
 function importsOf(file: string): string[] {
   return [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from\s+'([^']+)'/gms)].map((m) => m[1]!);
+}
+
+/** Every module a file names: static imports and re-exports (type-only too), side-effect and dynamic imports. */
+function allImportsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const dynamicOrBare = [...text.matchAll(/(?:^import\s+|\bimport\()'([^']+)'/gm)].map((m) => m[1]!);
+  return [...importsOf(file), ...dynamicOrBare];
+}
+
+/** The file a relative specifier names (`./x.js` is ./x.ts), or undefined for a package or a file that is not TypeScript. */
+function resolveImport(file: string, specifier: string): string | undefined {
+  if (!specifier.startsWith('.')) return undefined;
+  const target = join(file, '..', specifier);
+  const candidates = [target.replace(/\.js$/, '.ts'), target, join(target, 'index.ts')];
+  return candidates.find((c) => c.endsWith('.ts') && existsSync(c));
+}
+
+/** Each import cycle among `files`, once, as `a -> b -> a`. */
+function importCycles(files: string[], importsOfFile: (file: string) => string[]): string[] {
+  const edges = new Map(files.map((f) => [f, [...new Set(importsOfFile(f))].sort()]));
+  const cycles = new Set<string>();
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (f: string): void => {
+    state.set(f, 'open');
+    path.push(f);
+    for (const g of edges.get(f) ?? []) {
+      if (state.get(g) === 'open') {
+        const cycle = path.slice(path.indexOf(g));
+        // The same cycle found from another start: name it from its smallest file.
+        const start = cycle.indexOf([...cycle].sort()[0]!);
+        const canonical = [...cycle.slice(start), ...cycle.slice(0, start)];
+        cycles.add([...canonical, canonical[0]].join(' -> '));
+      } else if (!state.has(g)) visit(g);
+    }
+    path.pop();
+    state.set(f, 'done');
+  };
+  for (const f of [...edges.keys()].sort()) if (!state.has(f)) visit(f);
+  return [...cycles];
 }
 
 /** The folder under src/ that a relative import from `file` lands in. */
@@ -45,6 +87,25 @@ test('src/kube and src/api import nothing from the layers above them', () => {
       .map((s) => `${f}: ${s}`),
   );
   assert.deepEqual(found, []);
+});
+
+test('no import cycles in src, infra, scripts or test (a cluster add-on plugs in, the cluster does not import it)', () => {
+  const files = ['src', 'infra', 'scripts', 'test'].flatMap(tsFiles);
+  const local = (f: string): string[] => allImportsOf(f).flatMap((s) => resolveImport(f, s) ?? []);
+  assert.deepEqual(importCycles(files, local), []);
+});
+
+test('the cycle check finds a cycle through several files, and through a dynamic import', () => {
+  const graph: Record<string, string[]> = { a: ['b'], b: ['c'], c: ['a', 'd'], d: [], e: ['e'] };
+  assert.deepEqual(
+    importCycles(Object.keys(graph), (f) => graph[f]!),
+    ['a -> b -> c -> a', 'e -> e'],
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'cycles-'));
+  writeFileSync(join(dir, 'x.ts'), "import type { Y } from './y.js';\nexport type X = Y;\n");
+  writeFileSync(join(dir, 'y.ts'), "export type Y = string;\nexport const load = () => import('./x.js');\n");
+  const local = (f: string): string[] => allImportsOf(f).flatMap((s) => resolveImport(f, s) ?? []);
+  assert.deepEqual(importCycles(tsFiles(dir), local), [`${join(dir, 'x.ts')} -> ${join(dir, 'y.ts')} -> ${join(dir, 'x.ts')}`]);
 });
 
 test("a custom resource's group, kinds and plural are written only in src/api", () => {

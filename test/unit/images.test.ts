@@ -107,17 +107,46 @@ test("the local image's Node is the Dockerfile base's major; a base with no loca
   assert.match(parseFinalStage(readFileSync(DOCKERFILE, 'utf8')).from, /nodejs22-/, 'the released image runs Node 22 (LTS)');
 });
 
+/**
+ * A stand-in for Debian's busybox-static (a script answering `--list`), so the unit tier needs
+ * nothing installed; test/e2e/images.test.ts builds the image from the real one.
+ */
+function standInBusybox(applets: string[]): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'busybox-')), 'busybox');
+  writeFileSync(path, `#!/bin/sh\nprintf '%s\\n' ${applets.join(' ')}\n`, { mode: 0o755 });
+  return path;
+}
+
 test('the Job images: busybox with a link per applet, and a twin whose printf fails', () => {
-  const busybox = busyboxImageSpec();
+  const binary = standInBusybox(['busybox', 'echo', 'printf', 'sh']);
+  const busybox = busyboxImageSpec(binary);
   assert.equal(busybox.tag, JOB_IMAGE);
+  assert.equal(busybox.entries.find((e) => e.path === 'bin/busybox')?.source, binary);
   const printf = busybox.entries.find((e) => e.path === 'bin/printf');
   assert.deepEqual([printf?.type, printf?.target], ['symlink', 'busybox']);
-  const failing = failingImageSpec();
+  assert.deepEqual(
+    busybox.entries.filter((e) => e.type === 'symlink').map((e) => e.path),
+    ['bin/echo', 'bin/printf', 'bin/sh'],
+  );
+  const failing = failingImageSpec(binary);
   assert.equal(failing.tag, FAILING_JOB_IMAGE);
   const script = failing.entries.find((e) => e.path === 'bin/printf');
   assert.equal(script?.type, 'file');
   assert.match(script?.content ?? '', /exit 3/);
   assert.equal(failing.entries.length, busybox.entries.length);
+});
+
+test('a busybox without printf, or none at all, is an error naming the binary', () => {
+  const noPrintf = standInBusybox(['busybox', 'echo']);
+  assert.throws(
+    () => busyboxImageSpec(noPrintf),
+    (err: Error) => err.message.includes(`${noPrintf} has no printf applet`),
+  );
+  const missing = join(tmpdir(), 'no-such-busybox');
+  assert.throws(
+    () => busyboxImageSpec(missing),
+    (err: Error) => err.message.includes(`${missing} has no printf applet`),
+  );
 });
 
 test('withParents adds missing folders once and sorts parents first', () => {

@@ -31,16 +31,19 @@ function fakeApi(users: Record<string, string>, allowed: string[]): ReviewApi & 
       api.calls.push({ method, path, body: opts.body, timeoutMs: opts.timeoutMs });
       if (api.gate) await api.gate;
       if (api.fail) throw api.fail;
-      const body = opts.body as any;
+      // Either review: a TokenReview's spec has the token, a SubjectAccessReview's the user.
+      const body = opts.body as { spec: { token?: string; user?: string } };
       if (path.endsWith('/tokenreviews')) {
-        const user = users[body.spec.token];
+        const user = users[body.spec.token ?? ''];
         return {
           status: user
             ? { authenticated: true, user: { username: user, uid: `uid-${user}`, groups: ['g'] } }
             : { error: 'invalid bearer token' },
         } as T;
       }
-      return { status: { allowed: allowed.includes(body.spec.user), reason: allowed.includes(body.spec.user) ? 'bound' : '' } } as T;
+      return {
+        status: { allowed: allowed.includes(body.spec.user ?? ''), reason: allowed.includes(body.spec.user ?? '') ? 'bound' : '' },
+      } as T;
     },
   };
   return api;

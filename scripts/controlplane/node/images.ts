@@ -78,16 +78,20 @@ export function pauseImageSpec(pauseBinary: string): ImageSpec {
   };
 }
 
-/** Debian's static busybox with a link per applet, so `printf` (the Echo Job's command) runs as is. */
-export function busyboxImageSpec(): ImageSpec {
-  const applets = spawnSync(BUSYBOX, ['--list'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
-  if (!applets.includes('printf')) throw new ControlPlaneError(`${BUSYBOX} has no printf applet (is busybox-static installed?).`);
+/**
+ * Debian's static busybox with a link per applet, so `printf` (the Echo Job's command) runs as is.
+ * `busybox` is the binary to put in the image (any executable that answers `--list` with its
+ * applets, one a line): unit tests pass a stand-in, so they need no busybox-static installed.
+ */
+export function busyboxImageSpec(busybox = BUSYBOX): ImageSpec {
+  const applets = (spawnSync(busybox, ['--list'], { encoding: 'utf8' }).stdout ?? '').split('\n').filter(Boolean);
+  if (!applets.includes('printf')) throw new ControlPlaneError(`${busybox} has no printf applet (is busybox-static installed?).`);
   const links = applets
     .filter((a) => a !== 'busybox')
     .map((a): ImageEntry => ({ path: `bin/${a}`, type: 'symlink', target: 'busybox', mode: 0o777, uid: 0, gid: 0 }));
   return {
     tag: JOB_IMAGE,
-    entries: withParents([...baseEntries(), file('bin/busybox', BUSYBOX), ...links]),
+    entries: withParents([...baseEntries(), file('bin/busybox', busybox), ...links]),
     config: { Cmd: ['sh'], Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'] },
   };
 }
@@ -97,8 +101,8 @@ export function busyboxImageSpec(): ImageSpec {
  * printf itself cannot be made to fail by any message.
  */
 export const FAILING_JOB_IMAGE = 'localhost/echoperator/busybox-failing:local';
-export function failingImageSpec(): ImageSpec {
-  const busybox = busyboxImageSpec();
+export function failingImageSpec(busyboxBinary = BUSYBOX): ImageSpec {
+  const busybox = busyboxImageSpec(busyboxBinary);
   const script: ImageEntry = {
     path: 'bin/printf',
     type: 'file',
