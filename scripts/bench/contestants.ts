@@ -43,7 +43,7 @@ export async function contestants(env: BenchEnv): Promise<[Contestant, Contestan
   ];
 }
 
-/** Round r's order: ours first in even rounds, the peer first in odd ones. */
-export function inTurn<T>(pair: readonly [T, T], round: number): [T, T] {
-  return round % 2 === 0 ? [pair[0], pair[1]] : [pair[1], pair[0]];
+/** Round r's order: as given in even rounds (ours first), reversed in odd ones (the peer first). */
+export function inTurn<T>(list: readonly T[], round: number): T[] {
+  return round % 2 === 0 ? [...list] : [...list].reverse();
 }

@@ -8,12 +8,14 @@ import { formatDuration } from '../controlplane/errors.js';
 import { installCrds, installSignalHandlers, isInterrupted, log, now, openEnv, runCleanups, type BenchEnv } from './common.js';
 import { updateDoc, type Section } from './report.js';
 
-const BENCHMARKS = ['throughput', 'restart', 'memory', 'failover', 'startup', 'peers', 'transport', 'latency'] as const;
+const BENCHMARKS = ['throughput', 'restart', 'memory', 'failover', 'startup', 'peers', 'fairness', 'transport', 'latency'] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
+/** Run only when named: latency needs a node, fairness takes ~45 minutes. */
+const ON_REQUEST: readonly Benchmark[] = ['fairness', 'latency'];
 
 const HELP = `usage: npm run bench -- [BENCHMARK...] [options]
 
-Benchmarks (default: all but latency, in this order):
+Benchmarks (default: all but fairness and latency, in this order):
   throughput   N Echos at once: operator vs a bare client doing the same writes   (N: 1000,5000)
   restart      restart over N reconciled Echos: time to ready, API writes (goal 0)  (N: 1000)
   memory       RSS idle and with N Echos + N Jobs cached, bytes per object        (N: 10000)
@@ -23,14 +25,19 @@ Benchmarks (default: all but latency, in this order):
   startup      process start -> /readyz -> first Job, next to \`node -e 0\`
   peers        next to a controller-runtime controller (scripts/bench/peer): backlog, live, CPU, RSS,
                restart writes, in alternating rounds                          (N: 1000,5000)
+  fairness     a user's Echo behind another namespace's backlog: ours (fair queue, and
+               WORK_QUEUE_ORDER=fifo) next to the peer, restart over N1 Echos and a flood of N2,
+               probe latency, backlog time, reconciles, CPU, Events; a chart  (N: 10000,5000)
   transport    CPU per request, client and kube-apiserver: HTTP/1.1 vs HTTP/2 vs RestClient
                (N: requests per run, default 3000; --workers: in flight, default 4)
   latency      an Echo's POST -> its message in the pod's log, ours and the peer's (needs a node;
                the cluster gets one: run it alone, or with --private-cluster)
 
 Options:
-  --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; others take the first)
-  --runs R            repetitions: throughput, peers and transport rounds (default 3), failover and
+  --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; fairness takes the
+                      restart's and the flood's, the flood half the restart's if one is given;
+                      others take the first)
+  --runs R            repetitions: throughput, peers, fairness and transport rounds (default 3), failover and
                       startup runs (default 5)
   --workers LIST      the operator's NUM_WORKERS and the bare client's concurrency; throughput measures
                       each (default 4,16), restart and memory take the first (default 4)
@@ -41,7 +48,7 @@ Options:
                       instead of the usual memory run
   --memory-n LIST     peers: reconciled Echos + Jobs under a fresh process: RSS, restart writes
                       (default 1000,10000)
-  --samples S         latency: Echos per operator (default 20)
+  --samples S         latency: Echos per operator; fairness: probe Echos per run (default 20)
   --private-cluster   start a private control plane for this run instead of reusing \`cluster:up\`'s
   --from-source       run the operator through tsx (memory still bundles)
   --no-docs           print only; do not update docs/benchmarks.md
@@ -101,7 +108,7 @@ function parse(argv: string[]): Options | undefined {
     if (!(BENCHMARKS as readonly string[]).includes(p))
       throw new Error(`unknown benchmark ${JSON.stringify(p)}; choose from ${BENCHMARKS.join(', ')}`);
   return {
-    benchmarks: positionals.length ? BENCHMARKS.filter((b) => positionals.includes(b)) : BENCHMARKS.filter((b) => b !== 'latency'),
+    benchmarks: positionals.length ? BENCHMARKS.filter((b) => positionals.includes(b)) : BENCHMARKS.filter((b) => !ON_REQUEST.includes(b)),
     sizes: values.n?.split(',').map((s) => positiveInt('--n', s.trim())),
     runs: values.runs ? positiveInt('--runs', values.runs) : undefined,
     workers: values.workers?.split(',').map((s) => positiveInt('--workers', s.trim())),
@@ -169,6 +176,20 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
         liveN: o.liveN,
         livePerSecond: o.liveRate,
         memorySizes: o.memorySizes,
+      });
+    }
+    case 'fairness': {
+      const { fairness, CHART_FILE } = await import('./fairness.js');
+      return fairness(env, {
+        restartN: o.sizes?.[0] ?? 10_000,
+        floodN: o.sizes?.[1] ?? Math.ceil((o.sizes?.[0] ?? 10_000) / 2),
+        probes: o.samples,
+        probeIntervalMs: 500,
+        probeDelayMs: 1000,
+        rounds: o.runs ?? 3,
+        workers: o.workers?.[0] ?? 4,
+        createConcurrency: o.concurrency,
+        chart: CHART_FILE,
       });
     }
     case 'transport': {

@@ -25,11 +25,10 @@ import {
   log,
   median,
   mib,
-  minMax,
   now,
   processCpuSeconds,
   quantile,
-  ratio,
+  ratioCell,
   secs,
   sleep,
   startOperator,
@@ -247,8 +246,7 @@ function row(
   const ours = rs.map((r) => f(r.ours)).filter((x): x is number => x !== undefined && Number.isFinite(x));
   const peer = rs.map((r) => f(r.peer)).filter((x): x is number => x !== undefined && Number.isFinite(x));
   const ratios = rs.map((r) => (f(r.ours) ?? NaN) / (f(r.peer) ?? NaN)).filter(Number.isFinite);
-  const spread = ratios.length > 1 ? ` (${minMax(ratios, ratio)})` : '';
-  return [what, fmt(median(ours)), fmt(median(peer)), `**${ratio(median(ratios))}**${spread}`, eventsCell(rs, window), goal];
+  return [what, fmt(median(ours)), fmt(median(peer)), ratioCell(ratios), eventsCell(rs, window), goal];
 }
 
 const writesRow = (what: string, rs: Rounds, window: Window): string[] => {

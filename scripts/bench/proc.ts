@@ -2,7 +2,7 @@
  * Memory and CPU of a process, from /proc.
  */
 import { readFileSync } from 'node:fs';
-import { now } from './log.js';
+import { now, sleep } from './log.js';
 
 export function vmRssBytes(pid: number): number | undefined {
   try {
@@ -24,6 +24,28 @@ export function processCpuSeconds(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Until the process used at most `maxShare` of one core over a window of `windowMs` (e.g. the
+ * API server once a namespace of thousands of objects is gone, so the next run does not pay for
+ * the previous one's clean-up), or `maxMs` passed. False on timeout or without a pid.
+ */
+export async function waitCpuCalm(
+  pid: number | undefined,
+  opts: { maxShare?: number; windowMs?: number; maxMs?: number } = {},
+): Promise<boolean> {
+  if (!pid) return false;
+  const { maxShare = 0.3, windowMs = 3000, maxMs = 60_000 } = opts;
+  const deadline = now() + maxMs;
+  while (now() < deadline) {
+    const before = processCpuSeconds(pid);
+    await sleep(windowMs);
+    const after = processCpuSeconds(pid);
+    if (before === undefined || after === undefined) return false;
+    if (after - before <= (maxShare * windowMs) / 1000) return true;
+  }
+  return false;
 }
 
 function machineBusySeconds(): number | undefined {

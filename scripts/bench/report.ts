@@ -8,6 +8,7 @@
  * the first time goes after the last section of the same benchmark, else at the end.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { cpus, loadavg, totalmem, release } from 'node:os';
 import type { BenchEnv } from './common.js';
 
@@ -15,6 +16,8 @@ export interface Section {
   /** e.g. "throughput" (the benchmark's intro) or "throughput:n=1000" (one result block). */
   id: string;
   markdown: string;
+  /** Files the markdown links to (e.g. a chart), by name: written beside the document. */
+  assets?: Record<string, string>;
 }
 
 export interface Machine {
@@ -101,7 +104,13 @@ export function updateDoc(path: string, sections: Section[], order: readonly str
     if (insertAt >= 0) doc = `${doc.slice(0, insertAt)}\n\n${block}${doc.slice(insertAt)}`;
     else doc = `${doc.trimEnd()}\n\n${block}\n`;
   }
+  for (const s of sections)
+    for (const [name, content] of Object.entries(s.assets ?? {})) writeAtomically(join(dirname(path), name), content);
+  writeAtomically(path, doc.endsWith('\n') ? doc : `${doc}\n`);
+}
+
+function writeAtomically(path: string, content: string): void {
   const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, doc.endsWith('\n') ? doc : `${doc}\n`);
+  writeFileSync(tmp, content);
   renameSync(tmp, path);
 }

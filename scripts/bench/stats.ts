@@ -20,11 +20,18 @@ export function quantile(xs: number[], q: number): number {
 
 export const secs = (ms: number, digits = 2): string => `${(ms / 1000).toFixed(digits)} s`;
 export const mib = (bytes: number | undefined): string => (bytes === undefined ? 'n/a' : `${(bytes / 1048576).toFixed(1)} MiB`);
-export const ratio = (x: number): string => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+/** Two decimals; two significant digits below 0.1 (e.g. 0.0071, a hundred times better, not 0.00). */
+export const ratio = (x: number): string => (!Number.isFinite(x) ? 'n/a' : x !== 0 && Math.abs(x) < 0.1 ? x.toPrecision(2) : x.toFixed(2));
 
 export function minMax(xs: number[], f: (x: number) => string): string {
   if (xs.length <= 1) return '';
   return `${f(Math.min(...xs))} .. ${f(Math.max(...xs))}`;
+}
+
+/** A ratio column's cell: the median of per-round ratios in bold, then their range. */
+export function ratioCell(ratios: number[]): string {
+  const spread = ratios.length > 1 ? ` (${minMax(ratios, ratio)})` : '';
+  return `**${ratio(median(ratios))}**${spread}`;
 }
 
 export function table(header: string[], rows: string[][]): string {
