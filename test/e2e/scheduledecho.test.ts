@@ -3,28 +3,17 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { eventually, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
-
-function applySE(ns: string, name: string, spec: Record<string, unknown>) {
-  return kubectl(['apply', '-f', '-'], {
-    namespace: ns,
-    input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'ScheduledEcho', metadata: { name }, spec }),
-  });
-}
-
-function cronJob(ns: string, name: string): any {
-  const r = kubectl(['get', 'cronjob', name, '-o', 'json'], { namespace: ns });
-  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
-}
+import { applyScheduledEcho, getCronJob } from '../support/scheduledechos.js';
 
 test('a ScheduledEcho gets a CronJob that follows edits and comes back when deleted or changed', async (t) => {
   installCrds();
   const ns = testNamespace(t, 'sched');
   const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns });
   await waitReady(op);
-  assert.equal(applySE(ns, 'tick', { message: 'Hola, 世界!', schedule: '*/1 * * * *' }).code, 0);
-  const cj = await eventually('the CronJob', () => cronJob(ns, 'tick'));
+  assert.equal(applyScheduledEcho(ns, 'tick', { message: 'Hola, 世界!', schedule: '*/1 * * * *' }).code, 0);
+  const cj = await eventually('the CronJob', () => getCronJob(ns, 'tick'));
   const se = kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns });
   assert.equal(cj.spec.schedule, '*/1 * * * *');
   assert.equal(cj.spec.concurrencyPolicy, 'Forbid');
@@ -48,27 +37,27 @@ test('a ScheduledEcho gets a CronJob that follows edits and comes back when dele
     { namespace: ns },
   );
   await eventually('lastScheduleTime mirrored in status', () => {
-    const last = cronJob(ns, 'tick')?.status?.lastScheduleTime;
+    const last = getCronJob(ns, 'tick')?.status?.lastScheduleTime;
     return last && kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status?.lastScheduleTime === last;
   });
   assert.match(kubectlOk(['get', 'scheduledechos'], { namespace: ns }), /LAST/);
 
   // Edits of the ScheduledEcho propagate.
-  applySE(ns, 'tick', { message: 'changed', schedule: '0 * * * *' });
+  applyScheduledEcho(ns, 'tick', { message: 'changed', schedule: '0 * * * *' });
   await eventually('the new schedule and message', () => {
-    const c = cronJob(ns, 'tick');
+    const c = getCronJob(ns, 'tick');
     return c?.spec.schedule === '0 * * * *' && c.spec.jobTemplate.spec.template.spec.containers[0].command[2] === 'changed';
   });
 
   // A hand edit is reverted.
   kubectlOk(['patch', 'cronjob', 'tick', '--type=merge', '-p', '{"spec":{"schedule":"5 5 * * *"}}'], { namespace: ns });
-  await eventually('the hand edit reverted', () => cronJob(ns, 'tick')?.spec.schedule === '0 * * * *');
+  await eventually('the hand edit reverted', () => getCronJob(ns, 'tick')?.spec.schedule === '0 * * * *');
 
   // A deleted CronJob comes back.
-  const oldUid = cronJob(ns, 'tick').metadata.uid;
+  const oldUid = getCronJob(ns, 'tick').metadata.uid;
   kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: ns });
   const back = await eventually('the CronJob restored', () => {
-    const c = cronJob(ns, 'tick');
+    const c = getCronJob(ns, 'tick');
     return c && c.metadata.uid !== oldUid && c;
   });
   assert.equal(back.spec.schedule, '0 * * * *');
@@ -79,10 +68,10 @@ test('a ScheduledEcho gets a CronJob that follows edits and comes back when dele
 test('the server refuses an invalid schedule and names the field', (t) => {
   installCrds();
   const ns = testNamespace(t, 'sched-bad');
-  const r = applySE(ns, 'bad', { message: 'x', schedule: 'every minute' });
+  const r = applyScheduledEcho(ns, 'bad', { message: 'x', schedule: 'every minute' });
   assert.notEqual(r.code, 0);
   assert.match(r.stderr, /spec\.schedule/);
-  const missing = applySE(ns, 'nomsg', { schedule: '* * * * *' });
+  const missing = applyScheduledEcho(ns, 'nomsg', { schedule: '* * * * *' });
   assert.notEqual(missing.code, 0);
   assert.match(missing.stderr, /spec\.message/);
 });
