@@ -73,21 +73,27 @@ export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
   };
 }
 
+/**
+ * Counters and gauges on `registry` that all carry `labelNames`: each metric then needs only its
+ * name and help. Histograms and gauges computed at scrape time take more options and are made
+ * with prom-client's constructors directly.
+ */
+function labelled<L extends string>(registry: Registry, labelNames: readonly L[]) {
+  const registers = [registry];
+  return {
+    counter: (name: string, help: string): Counter<L> => new Counter({ name, help, labelNames, registers }),
+    gauge: (name: string, help: string): Gauge<L> => new Gauge({ name, help, labelNames, registers }),
+  };
+}
+
 /** client-go's names and labels (without `host`: there is one API server). */
 function restClientMetrics(registry: Registry): RestClientMetrics {
-  const labelNames = ['code', 'method'] as const;
-  const requests = new Counter({
-    name: 'rest_client_requests_total',
-    help: 'Number of HTTP requests, partitioned by status code and method.',
-    labelNames,
-    registers: [registry],
-  });
-  const retries = new Counter({
-    name: 'rest_client_request_retries_total',
-    help: 'Number of request retries, partitioned by status code and method.',
-    labelNames,
-    registers: [registry],
-  });
+  const byCodeAndMethod = labelled(registry, ['code', 'method'] as const);
+  const requests = byCodeAndMethod.counter('rest_client_requests_total', 'Number of HTTP requests, partitioned by status code and method.');
+  const retries = byCodeAndMethod.counter(
+    'rest_client_request_retries_total',
+    'Number of request retries, partitioned by status code and method.',
+  );
   return {
     requestDone: (code, method) => requests.inc({ code, method }),
     retried: (code, method) => retries.inc({ code, method }),
@@ -103,7 +109,8 @@ function workQueueMetrics(registry: Registry): WorkQueueMetricsProvider {
   const byPriority = ['name', 'priority'] as const;
   const probes = new Map<string, () => InFlightWork>();
   const depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: byPriority, registers });
-  const adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames, registers });
+  const byName = labelled(registry, labelNames);
+  const adds = byName.counter('workqueue_adds_total', 'Total number of adds handled by workqueue');
   const queueDuration = new Histogram({
     name: 'workqueue_queue_duration_seconds',
     help: 'How long in seconds an item stays in workqueue before being requested',
@@ -118,12 +125,7 @@ function workQueueMetrics(registry: Registry): WorkQueueMetricsProvider {
     buckets: [...WORKQUEUE_DURATION_BUCKETS],
     registers,
   });
-  const retries = new Counter({
-    name: 'workqueue_retries_total',
-    help: 'Total number of retries handled by workqueue',
-    labelNames,
-    registers,
-  });
+  const retries = byName.counter('workqueue_retries_total', 'Total number of retries handled by workqueue');
   // The two in-flight gauges read the queues' probes when scraped (see workqueue/metrics.ts).
   new Gauge({
     name: 'workqueue_unfinished_work_seconds',
@@ -177,44 +179,28 @@ function workQueueMetrics(registry: Registry): WorkQueueMetricsProvider {
 }
 
 function controllerMetrics(registry: Registry): ControllerMetrics {
-  const registers = [registry];
-  const total = new Counter({
-    name: 'controller_runtime_reconcile_total',
-    help: 'Total number of reconciliations per controller',
-    labelNames: ['controller', 'result'] as const,
-    registers,
-  });
-  const errors = new Counter({
-    name: 'controller_runtime_reconcile_errors_total',
-    help: 'Total number of reconciliation errors per controller',
-    labelNames: ['controller'] as const,
-    registers,
-  });
-  const terminal = new Counter({
-    name: 'controller_runtime_terminal_reconcile_errors_total',
-    help: 'Total number of terminal reconciliation errors per controller',
-    labelNames: ['controller'] as const,
-    registers,
-  });
+  const byController = labelled(registry, ['controller'] as const);
+  const total = labelled(registry, ['controller', 'result'] as const).counter(
+    'controller_runtime_reconcile_total',
+    'Total number of reconciliations per controller',
+  );
+  const errors = byController.counter('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller');
+  const terminal = byController.counter(
+    'controller_runtime_terminal_reconcile_errors_total',
+    'Total number of terminal reconciliation errors per controller',
+  );
   const time = new Histogram({
     name: 'controller_runtime_reconcile_time_seconds',
     help: 'Length of time per reconciliation per controller',
     labelNames: ['controller'] as const,
     buckets: [...RECONCILE_TIME_BUCKETS],
-    registers,
+    registers: [registry],
   });
-  const maxConcurrent = new Gauge({
-    name: 'controller_runtime_max_concurrent_reconciles',
-    help: 'Maximum number of concurrent reconciles per controller',
-    labelNames: ['controller'] as const,
-    registers,
-  });
-  const active = new Gauge({
-    name: 'controller_runtime_active_workers',
-    help: 'Number of currently used workers per controller',
-    labelNames: ['controller'] as const,
-    registers,
-  });
+  const maxConcurrent = byController.gauge(
+    'controller_runtime_max_concurrent_reconciles',
+    'Maximum number of concurrent reconciles per controller',
+  );
+  const active = byController.gauge('controller_runtime_active_workers', 'Number of currently used workers per controller');
   return {
     setMaxConcurrency(controller, workers) {
       maxConcurrent.set({ controller }, workers);
@@ -257,40 +243,21 @@ function leaderElectionMetrics(registry: Registry): (name: string) => LeaderElec
  * re-lists and watch errors by reason show a flapping or expiring watch, which logs alone hide.
  */
 function informerMetrics(registry: Registry): (name: string) => InformerMetrics {
-  const registers = [registry];
-  const labelNames = ['informer'] as const;
-  const lists = new Counter({
-    name: 'informer_list_requests_total',
-    help: 'LIST requests (pages) sent by an informer',
-    labelNames,
-    registers,
-  });
-  const listErrors = new Counter({
-    name: 'informer_list_errors_total',
-    help: 'Lists that failed and will be retried after backoff',
-    labelNames,
-    registers,
-  });
-  const relists = new Counter({
-    name: 'informer_relists_total',
-    help: 'Lists after the first successful one (a watch expired: 410 Gone)',
-    labelNames,
-    registers,
-  });
-  const watches = new Counter({ name: 'informer_watches_total', help: 'WATCH requests opened by an informer', labelNames, registers });
-  const watchErrors = new Counter({
-    name: 'informer_watch_errors_total',
-    help: 'Watches that ended abnormally, by reason: gone (410, re-list), error (backoff), inactive (watchdog), short (ended at once)',
-    labelNames: ['informer', 'reason'] as const,
-    registers,
-  });
+  const byInformer = labelled(registry, ['informer'] as const);
+  const byReason = labelled(registry, ['informer', 'reason'] as const);
+  const lists = byInformer.counter('informer_list_requests_total', 'LIST requests (pages) sent by an informer');
+  const listErrors = byInformer.counter('informer_list_errors_total', 'Lists that failed and will be retried after backoff');
+  const relists = byInformer.counter('informer_relists_total', 'Lists after the first successful one (a watch expired: 410 Gone)');
+  const watches = byInformer.counter('informer_watches_total', 'WATCH requests opened by an informer');
+  const watchErrors = byReason.counter(
+    'informer_watch_errors_total',
+    'Watches that ended abnormally, by reason: gone (410, re-list), error (backoff), inactive (watchdog), short (ended at once)',
+  );
   const reasons = ['gone', 'error', 'inactive', 'short'] as const;
-  const malformed = new Counter({
-    name: 'informer_malformed_events_total',
-    help: 'Watch events and listed items skipped as malformed, by reason: unparseable, no-object, no-name, wrong-kind, unknown-type',
-    labelNames: ['informer', 'reason'] as const,
-    registers,
-  });
+  const malformed = byReason.counter(
+    'informer_malformed_events_total',
+    'Watch events and listed items skipped as malformed, by reason: unparseable, no-object, no-name, wrong-kind, unknown-type',
+  );
   return (informer) => {
     const labels = { informer };
     // Created at zero, so increase() and absent() work from the first scrape.
