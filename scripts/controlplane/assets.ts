@@ -255,14 +255,29 @@ async function resolveCached(group: BuildGroup, name: string, log: (line: string
   return cached;
 }
 
+/** Each wanted binary's path by resolveBinary, one after the other: the first of a group builds it, the rest find it cached. */
+async function resolveBinaries<K extends string>(
+  wanted: Record<K, [group: BuildGroup, name: string]>,
+  log: (line: string) => void,
+): Promise<Record<K, string>> {
+  const paths = {} as Record<K, string>;
+  for (const key of Object.keys(wanted) as K[]) {
+    const [group, name] = wanted[key];
+    paths[key] = await resolveBinary(group, name, log);
+  }
+  return paths;
+}
+
 /** Returns the three binaries, building whichever are missing (minutes the first time). */
 export async function ensureBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<ControlPlaneBinaries> {
-  const resolve = (group: BuildGroup, name: string): Promise<string> => resolveBinary(group, name, log);
-  return {
-    etcd: await resolve(etcdGroup, 'etcd'),
-    kubeApiserver: await resolve(kubernetesGroup, 'kube-apiserver'),
-    kubeControllerManager: await resolve(kubernetesGroup, 'kube-controller-manager'),
-  };
+  return resolveBinaries(
+    {
+      etcd: [etcdGroup, 'etcd'],
+      kubeApiserver: [kubernetesGroup, 'kube-apiserver'],
+      kubeControllerManager: [kubernetesGroup, 'kube-controller-manager'],
+    },
+    log,
+  );
 }
 
 export interface NodeBinaries {
@@ -275,18 +290,16 @@ export interface NodeBinaries {
 
 /** The node's binaries, built like the control plane's when missing (KUBEBUILDER_ASSETS has none of them). */
 export async function ensureNodeBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<NodeBinaries> {
-  const resolve = (group: BuildGroup, name: string): Promise<string> => resolveBinary(group, name, log);
-  return {
-    kubeScheduler: await resolve(nodeGroup, 'kube-scheduler'),
-    kubelet: await resolve(nodeGroup, 'kubelet'),
-    kubeProxy: await resolve(nodeGroup, 'kube-proxy'),
-    ...(await ensureImageTools(log)),
-  };
+  const kube = await resolveBinaries(
+    { kubeScheduler: [nodeGroup, 'kube-scheduler'], kubelet: [nodeGroup, 'kubelet'], kubeProxy: [nodeGroup, 'kube-proxy'] },
+    log,
+  );
+  return { ...kube, ...(await ensureImageTools(log)) };
 }
 
 /** mkimage and pause alone (a few seconds to build): what making the node's images needs. */
 export async function ensureImageTools(log: (line: string) => void = (l) => console.error(l)): Promise<{ mkimage: string; pause: string }> {
-  return { mkimage: await resolveBinary(imagesGroup, 'mkimage', log), pause: await resolveBinary(imagesGroup, 'pause', log) };
+  return resolveBinaries({ mkimage: [imagesGroup, 'mkimage'], pause: [imagesGroup, 'pause'] }, log);
 }
 
 function goBinary(): string {
