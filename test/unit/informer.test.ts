@@ -177,6 +177,22 @@ function harness(options: Partial<InformerOptions<Obj>> = {}) {
   return h;
 }
 
+/** A harness whose informer runs: it listed what the fake serves and watches. */
+async function started(options: Partial<InformerOptions<Obj>> = {}): Promise<ReturnType<typeof harness>> {
+  const h = harness(options);
+  await h.start();
+  return h;
+}
+
+/** A started harness over `objects`, their initial adds already taken: the test sees what follows. */
+async function startedOver(objects: Obj[], options: Partial<InformerOptions<Obj>> = {}): Promise<ReturnType<typeof harness>> {
+  const h = harness(options);
+  h.lw.objects = objects;
+  await h.start();
+  h.take();
+  return h;
+}
+
 async function settle(): Promise<void> {
   await flushMicrotasks(50);
 }
@@ -213,8 +229,7 @@ describe('Informer', () => {
   });
 
   it('draws the server-side watch timeout from 5-10 minutes', async () => {
-    const h = harness({ random: () => 0.999 });
-    await h.start();
+    const h = await started({ random: () => 0.999 });
     assert.equal(h.lw.watch0.options.timeoutSeconds, 599);
     await h.stop();
   });
@@ -258,10 +273,7 @@ describe('Informer', () => {
   });
 
   it('re-watches at once from the last seen resourceVersion when a watch ends normally', async () => {
-    const h = harness();
-    h.lw.objects = [obj('a', '1')];
-    await h.start();
-    h.take();
+    const h = await startedOver([obj('a', '1')]);
     const first = h.lw.watch0;
     first.emit('MODIFIED', obj('a', '11'));
     first.emit('ADDED', obj('b', '12'));
@@ -277,10 +289,7 @@ describe('Informer', () => {
   });
 
   it('advances the resourceVersion on a bookmark without calling any handler', async () => {
-    const h = harness();
-    h.lw.objects = [obj('a', '1')];
-    await h.start();
-    h.take();
+    const h = await startedOver([obj('a', '1')]);
     h.lw.watch0.emit('BOOKMARK', { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: '77' } });
     assert.deepEqual(h.take(), []);
     assert.equal(h.informer.status.lastSyncResourceVersion, '77');
@@ -293,10 +302,7 @@ describe('Informer', () => {
   });
 
   it('on 410 Gone re-lists and delivers updates and deletes (with the last known object), nothing for unchanged ones', async () => {
-    const h = harness();
-    h.lw.objects = [obj('same', '1'), obj('changed', '2'), obj('vanished', '3')];
-    await h.start();
-    h.take();
+    const h = await startedOver([obj('same', '1'), obj('changed', '2'), obj('vanished', '3')]);
     h.lw.watch0.emit('MODIFIED', obj('vanished', '20'));
     assert.deepEqual(h.take(), ['update vanished@3 -> vanished@20']);
 
@@ -317,8 +323,7 @@ describe('Informer', () => {
   });
 
   it('treats a watch that rejects with 410 like an ERROR event carrying 410', async () => {
-    const h = harness();
-    await h.start();
+    const h = await started();
     h.lw.watch0.emit('BOOKMARK', { metadata: { resourceVersion: '11' } });
     h.lw.watch0.fail(gone());
     await settle();
@@ -327,8 +332,7 @@ describe('Informer', () => {
   });
 
   it('backs off before re-listing when a fresh list is answered by 410 again and again', async () => {
-    const h = harness();
-    await h.start();
+    const h = await started();
     h.lw.watch0.fail(gone());
     await settle();
     assert.equal(h.lw.listCalls.length, 1, 'no event since the list: not an immediate re-list');
@@ -388,8 +392,7 @@ describe('Informer', () => {
   });
 
   it('counts a watch that ends at once without events as a failure and backs off', async () => {
-    const h = harness();
-    await h.start();
+    const h = await started();
     h.lw.watch0.end();
     await settle();
     assert.equal(h.lw.watches.length, 1, 'no hot loop');
@@ -405,8 +408,7 @@ describe('Informer', () => {
   });
 
   it('backs off and re-watches on a non-410 ERROR event', async () => {
-    const h = harness();
-    await h.start();
+    const h = await started();
     h.lw.watch0.emit('ERROR', { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd trouble' });
     assert.equal(h.lw.watch0.signal.aborted, true, 'the stream is closed at once');
     await settle();
@@ -419,8 +421,7 @@ describe('Informer', () => {
   });
 
   it('aborts a silent watch after the inactivity timeout and re-watches from the last resourceVersion', async () => {
-    const h = harness({ inactivityTimeoutMs: 10_000 });
-    await h.start();
+    const h = await started({ inactivityTimeoutMs: 10_000 });
     const first = h.lw.watch0;
     await h.clock.step(9_999);
     assert.equal(first.open, true);
@@ -438,8 +439,7 @@ describe('Informer', () => {
   });
 
   it('uses a 3 minute inactivity timeout by default', async () => {
-    const h = harness();
-    await h.start();
+    const h = await started();
     await h.clock.step(179_999);
     assert.equal(h.lw.watch0.open, true);
     await h.clock.step(1);
@@ -478,10 +478,7 @@ describe('Informer', () => {
   it('skips a watch event whose object is null, nameless or of another kind (counted, logged), and goes on watching', async () => {
     const logged: { msg: string; fields: unknown }[] = [];
     const logger: Logger = { ...nopLogger, warn: (msg, fields) => void logged.push({ msg, fields }), child: () => logger };
-    const h = harness({ expectedType: { apiVersion: 'v1', kind: 'ConfigMap' }, logger });
-    h.lw.objects = [obj('a', '1')];
-    await h.start();
-    h.take();
+    const h = await startedOver([obj('a', '1')], { expectedType: { apiVersion: 'v1', kind: 'ConfigMap' }, logger });
     const w = h.lw.watch0;
     w.emit('ADDED', null);
     w.emit('MODIFIED', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ns', resourceVersion: '11' } });
@@ -549,8 +546,7 @@ describe('Informer', () => {
       },
       watch: (_o, _e, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true })),
     };
-    const h = harness({ listerWatcher: lw, transform: (o) => (seen.push(`transform ${o.metadata?.name}`), o) });
-    await h.start();
+    const h = await started({ listerWatcher: lw, transform: (o) => (seen.push(`transform ${o.metadata?.name}`), o) });
     assert.deepEqual(h.take(), ['add a@1', 'add b@2']);
     await h.stop();
   });
@@ -570,10 +566,7 @@ describe('Informer', () => {
   });
 
   it('delivers onDelete with the final object, skips unchanged resourceVersions and unknown deletes', async () => {
-    const h = harness();
-    h.lw.objects = [obj('a', '1')];
-    await h.start();
-    h.take();
+    const h = await startedOver([obj('a', '1')]);
     h.lw.watch0.emit('MODIFIED', obj('a', '1'));
     h.lw.watch0.emit('DELETED', obj('never-seen', '5'));
     assert.deepEqual(h.take(), [], 'same resourceVersion: no onUpdate; unknown object: no onDelete');
@@ -585,10 +578,7 @@ describe('Informer', () => {
   });
 
   it('resyncs every period with onUpdate(obj, obj) for every cached object', async () => {
-    const h = harness({ resyncPeriodMs: 10_000, inactivityTimeoutMs: 3_600_000 });
-    h.lw.objects = [obj('a', '1'), obj('b', '2')];
-    await h.start();
-    h.take();
+    const h = await startedOver([obj('a', '1'), obj('b', '2')], { resyncPeriodMs: 10_000, inactivityTimeoutMs: 3_600_000 });
     await h.clock.step(9_999);
     assert.deepEqual(h.take(), []);
     await h.clock.step(1);
@@ -649,8 +639,7 @@ describe('Informer', () => {
   });
 
   it('releases every timer and the watch when aborted while watching', async () => {
-    const h = harness({ resyncPeriodMs: 30_000 });
-    await h.start();
+    const h = await started({ resyncPeriodMs: 30_000 });
     assert.ok(h.clock.timerCount >= 2, 'watchdog and resync timers are set');
     assert.equal(h.lw.openWatches, 1);
     assert.equal(await h.stop(), 'stopped');
@@ -700,8 +689,7 @@ describe('Informer', () => {
   });
 
   it('refuses to run twice', async () => {
-    const h = harness();
-    await h.start();
+    const h = await started();
     await assert.rejects(h.informer.run(new AbortController().signal), /run\(\) called again/);
     await h.stop();
     await assert.rejects(h.informer.run(new AbortController().signal), /run\(\) called again/);
