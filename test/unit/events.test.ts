@@ -104,6 +104,13 @@ function setup(options: Partial<EventRecorderOptions> = {}) {
   return { clock, sink, logger, recorder };
 }
 
+/** Once the recorder's writes reached the holding sink, lets it answer them and waits until everything was sent. */
+async function releaseAndFlush(sink: FakeSink, recorder: KubeEventRecorder): Promise<void> {
+  await flushMicrotasks();
+  sink.release();
+  await recorder.flush();
+}
+
 function echo(name = 'hello', namespace = 'ns1', uid = `uid-${name}`): EventSubject {
   return { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name, namespace, uid, resourceVersion: '42' } };
 }
@@ -145,9 +152,7 @@ describe('event recorder: writing', () => {
     sink.hold = true;
     recorder.recordEvent(echo(), 'Normal', 'JobCreated', 'm');
     assert.equal(sink.calls.length, 0, 'nothing sent synchronously');
-    await flushMicrotasks();
-    sink.release();
-    await recorder.flush();
+    await releaseAndFlush(sink, recorder);
     assert.equal(sink.creates.length, 1);
   });
 
@@ -359,9 +364,7 @@ describe('event recorder: failures and shutdown', () => {
     for (let i = 0; i < 10; i++) recorder.recordEvent(echo(`o${i}`), 'Normal', 'R', 'm');
     assert.equal(recorder.stats.droppedQueueFull, 5);
     assert.equal(logger.lines.filter((l) => /too many events waiting/.test(l.msg)).length, 1);
-    await flushMicrotasks();
-    sink.release();
-    await recorder.flush();
+    await releaseAndFlush(sink, recorder);
     assert.equal(sink.creates.length, 5);
   });
 
