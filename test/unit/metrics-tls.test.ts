@@ -27,6 +27,19 @@ function recordingLogger(): Logger & { lines: string[] } {
   return logger;
 }
 
+/** The endpoint serving HTTPS from the cert dir `dir`; every access review fails with `apiError`. */
+function endpointOver(dir: string, apiError: string, clock?: FakeClock): MetricsEndpoint {
+  return new MetricsEndpoint({
+    registry: createMetrics({ defaultMetrics: false }).registry,
+    port: 0,
+    path: '/metrics',
+    certDir: dir,
+    insecurePlainHttp: false,
+    api: { request: () => Promise.reject(new Error(apiError)) },
+    clock,
+  });
+}
+
 describe('metrics over HTTPS', () => {
   const pair = selfSignedCertificate();
 
@@ -159,15 +172,7 @@ describe('the certificate directory (cert-manager / Secret volume layout)', () =
     const clock = new FakeClock();
     const first = selfSignedCertificate();
     const { dir, rotate } = tlsSecretVolume(t, first);
-    const endpoint = new MetricsEndpoint({
-      registry: createMetrics({ defaultMetrics: false }).registry,
-      port: 0,
-      path: '/metrics',
-      certDir: dir,
-      insecurePlainHttp: false,
-      api: { request: () => Promise.reject(new Error('no API server in this test')) },
-      clock,
-    });
+    const endpoint = endpointOver(dir, 'no API server in this test', clock);
     await endpoint.start();
     t.after(() => endpoint.close());
     assert.equal(await servedFingerprint(endpoint.port), fingerprint(first.cert));
@@ -184,14 +189,7 @@ describe('the certificate directory (cert-manager / Secret volume layout)', () =
 
   it('the endpoint fails to start on a broken cert dir, naming the file', async (t) => {
     const { dir } = tlsSecretVolume(t, { cert: 'not a certificate', key: selfSignedCertificate().key });
-    const endpoint = new MetricsEndpoint({
-      registry: createMetrics({ defaultMetrics: false }).registry,
-      port: 0,
-      path: '/metrics',
-      certDir: dir,
-      insecurePlainHttp: false,
-      api: { request: () => Promise.reject(new Error('unused')) },
-    });
+    const endpoint = endpointOver(dir, 'unused');
     await assert.rejects(
       endpoint.start(),
       /^CertificateError: invalid METRICS_CERT_DIR \(--metrics-cert-dir\) ".*": .*tls\.crt is not a PEM certificate/,
