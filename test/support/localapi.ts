@@ -3,7 +3,7 @@
  * transport (streams, decoding) that need real sockets but no API server. Both are closed after
  * the test.
  */
-import { createServer, type RequestListener } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -13,6 +13,11 @@ export async function localRestClient(handler: RequestListener): Promise<RestCli
   const srv = createServer(handler);
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
   after(() => srv.close());
+  return restClientOn({ after }, srv);
+}
+
+/** A RestClient for `srv`, a plain-HTTP server listening on 127.0.0.1; closed after the test `t`. */
+export function restClientOn(t: { after(fn: () => unknown): void }, srv: Server): RestClient {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, skipTLSVerify: true }],
@@ -21,6 +26,6 @@ export async function localRestClient(handler: RequestListener): Promise<RestCli
     currentContext: 'x',
   });
   const rest = new RestClient(kc);
-  after(() => rest.close());
+  t.after(() => rest.close());
   return rest;
 }

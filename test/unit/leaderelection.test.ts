@@ -4,11 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import { restLeaseApi } from '../../src/kube/coordination.js';
-import { RestClient } from '../../src/kube/rest.js';
 import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import {
   KubeLeaseLock,
@@ -21,6 +18,7 @@ import {
   type LeaseLock,
   type LeaseState,
 } from '../../src/runtime/leaderelection/index.js';
+import { restClientOn } from '../support/localapi.js';
 
 const EPOCH = Date.parse('2030-01-01T00:00:00Z');
 const TEN_YEARS_MS = 10 * 365 * 24 * 3600 * 1000;
@@ -467,16 +465,7 @@ describe('LeaderElector', () => {
 
 /** A KubeLeaseLock as the manager builds it (restLeaseApi over a RestClient), against `server`. */
 function leaseLockOn(t: { after(fn: () => unknown): void }, server: Server, timeoutMs?: number): KubeLeaseLock {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  const rest = new RestClient(kc);
-  t.after(() => rest.close());
-  return new KubeLeaseLock(restLeaseApi(rest, timeoutMs), 'ns', 'lease1');
+  return new KubeLeaseLock(restLeaseApi(restClientOn(t, server), timeoutMs), 'ns', 'lease1');
 }
 
 describe('KubeLeaseLock', () => {
