@@ -5,22 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { eventually, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { applyScheduledEcho, eventually, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { operatorFor } from '../support/runs.js';
 
 test('a ScheduledEcho prints on schedule, and its status shows the schedule time', { timeout: 180_000 }, async (t) => {
   const ns = testNamespace(t, 'node-scheduled', {}, { pods: true });
   await operatorFor(t, ns);
   const message = 'Hola, 世界! (every minute)';
-  kubectlOk(['apply', '-f', '-'], {
-    namespace: ns,
-    input: JSON.stringify({
-      apiVersion: 'mmontes.io/v1alpha1',
-      kind: 'ScheduledEcho',
-      metadata: { name: 'tick' },
-      spec: { message, schedule: '*/1 * * * *' },
-    }),
-  });
+  applyScheduledEcho(ns, 'tick', { message, schedule: '*/1 * * * *' });
   // The next minute boundary, then the pod's run: within two minutes.
   const job = await eventually(
     'a Job of the CronJob to complete',
