@@ -5,10 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FAILING_JOB_IMAGE } from '../../scripts/controlplane/node/images.js';
 import { argoCdHealth } from '../support/argocd.js';
-import { applyEcho, eventually, testNamespace } from '../support/kube.js';
-import { getEcho, operatorFor, phase, printed } from '../support/runs.js';
+import { applyEcho, eventually } from '../support/kube.js';
+import { getEcho, okAndFailingNamespaces, phase, printed } from '../support/runs.js';
 
 const condition = (obj: any, type: string): any => obj?.status?.conditions?.find((c: any) => c.type === type);
 
@@ -16,10 +15,7 @@ test(
   'Argo CD health of real Echos whose runs ended: printed is Healthy with the Ready message; failed (Stalled) is Degraded with the failure',
   { timeout: 300_000 },
   async (t) => {
-    const ns = testNamespace(t, 'node-argocd-ok', {}, { pods: true });
-    const failing = testNamespace(t, 'node-argocd-fail', {}, { pods: true });
-    await operatorFor(t, ns);
-    await operatorFor(t, failing, { JOB_IMAGE: FAILING_JOB_IMAGE });
+    const { ns, failing } = await okAndFailingNamespaces(t, 'node-argocd');
     applyEcho(ns, 'done', 'printed for Argo CD');
     applyEcho(failing, 'bad', 'will fail');
 

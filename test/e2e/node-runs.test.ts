@@ -6,18 +6,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FAILING_JOB_IMAGE } from '../../scripts/controlplane/node/images.js';
-import { applyEcho, eventually, jobsOf, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
-import { getEcho, operatorFor, phase, printed } from '../support/runs.js';
+import { applyEcho, eventually, jobsOf, kubectl, kubectlJson, kubectlOk } from '../support/kube.js';
+import { getEcho, okAndFailingNamespaces, phase, printed } from '../support/runs.js';
 
 test(
   'a run that succeeds and one whose image fails (backoffLimit honoured) show in the Echo and its Events; a new message runs once more; deleting the Echo collects its Job',
   { timeout: 300_000 },
   async (t) => {
-    const ns = testNamespace(t, 'node-ok', {}, { pods: true });
-    const failing = testNamespace(t, 'node-fail', {}, { pods: true });
-    await operatorFor(t, ns);
-    await operatorFor(t, failing, { JOB_IMAGE: FAILING_JOB_IMAGE });
+    const { ns, failing } = await okAndFailingNamespaces(t, 'node');
     applyEcho(ns, 'ok', 'first');
     applyEcho(failing, 'bad', 'will fail');
 

@@ -1,9 +1,11 @@
 /**
- * What the node tier's tests share: an operator for one namespace, waiting for an Echo's phase,
- * and reading what the pod of its current run printed (`kubectl logs`, through the kubelet).
+ * What the node tier's tests share: an operator for one namespace (or a pair, one whose runs
+ * fail), waiting for an Echo's phase, and reading what the pod of its current run printed
+ * (`kubectl logs`, through the kubelet).
  */
 import type { TestContext } from 'node:test';
-import { eventually, kubectlJson, kubectlOk } from './kube.js';
+import { FAILING_JOB_IMAGE } from '../../scripts/controlplane/node/images.js';
+import { eventually, kubectlJson, kubectlOk, testNamespace } from './kube.js';
 import { installCrds, startOperator, waitReady } from './operator.js';
 
 export function getEcho(ns: string, name: string): any {
@@ -13,6 +15,18 @@ export function getEcho(ns: string, name: string): any {
 export async function operatorFor(t: TestContext, ns: string, env: Record<string, string> = {}): Promise<void> {
   installCrds();
   await waitReady(await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, ...env }));
+}
+
+/**
+ * Two namespaces whose pods run, each with an operator: `ns` with the default job image, `failing`
+ * with FAILING_JOB_IMAGE (every run fails), named `<prefix>-ok` and `<prefix>-fail`.
+ */
+export async function okAndFailingNamespaces(t: TestContext, prefix: string): Promise<{ ns: string; failing: string }> {
+  const ns = testNamespace(t, `${prefix}-ok`, {}, { pods: true });
+  const failing = testNamespace(t, `${prefix}-fail`, {}, { pods: true });
+  await operatorFor(t, ns);
+  await operatorFor(t, failing, { JOB_IMAGE: FAILING_JOB_IMAGE });
+  return { ns, failing };
 }
 
 /**
