@@ -19,7 +19,7 @@ import {
   writeManifests,
   type Install,
 } from '../support/install.js';
-import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 
 /** What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs. */
 const OPERATOR_CAN_I = [
@@ -173,22 +173,7 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
   const policy = install.echoperator.confinementPolicyName!;
   const ns = testNamespace(t, 'confined');
   await confinementActive(install, ns);
-  kubectlOk(['apply', '-f', '-'], {
-    namespace: ns,
-    input: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: 'hi' }, spec: { message: 'hi' } },
-        {
-          apiVersion: 'mmontes.io/v1alpha1',
-          kind: 'ScheduledEcho',
-          metadata: { name: 'tick' },
-          spec: { message: 'tick', schedule: '@hourly' },
-        },
-      ],
-    }),
-  });
+  applyHiAndTick(ns, '@hourly');
   const image = install.echoperator.config.jobImage;
   const job = desiredJob(kubectlJson(['get', 'echo', 'hi'], { namespace: ns }), image);
   const cronJob = desiredCronJob(kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }), image);

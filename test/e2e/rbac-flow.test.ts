@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { confinementActive, installEchoperator } from '../support/install.js';
 import { startOperator, waitReady } from '../support/operator.js';
 
@@ -24,22 +24,7 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
     HA_NODE_ID: 'rbac-test',
   });
   await waitReady(op);
-  kubectlOk(['apply', '-f', '-'], {
-    namespace: watched,
-    input: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [
-        { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: 'hi' }, spec: { message: 'hi' } },
-        {
-          apiVersion: 'mmontes.io/v1alpha1',
-          kind: 'ScheduledEcho',
-          metadata: { name: 'tick' },
-          spec: { message: 'tick', schedule: '*/5 * * * *' },
-        },
-      ],
-    }),
-  });
+  applyHiAndTick(watched, '*/5 * * * *');
   await eventually('the Echo status', () => kubectlJson(['get', 'echo', 'hi'], { namespace: watched }).status?.jobName);
   await eventually(
     'the ScheduledEcho status',

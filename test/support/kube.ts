@@ -98,6 +98,26 @@ export function applyScheduledEcho(ns: string, name: string, spec: { message: st
   });
 }
 
+/** Echo `hi` and ScheduledEcho `tick` on `schedule` (each printing its name), applied together as one List. */
+export function applyHiAndTick(ns: string, schedule: string): void {
+  kubectlOk(['apply', '-f', '-'], {
+    namespace: ns,
+    input: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: 'hi' }, spec: { message: 'hi' } },
+        {
+          apiVersion: 'mmontes.io/v1alpha1',
+          kind: 'ScheduledEcho',
+          metadata: { name: 'tick' },
+          spec: { message: 'tick', schedule },
+        },
+      ],
+    }),
+  });
+}
+
 /** The Jobs labelled as made for Echo `echo`. */
 export function jobsOf(ns: string, echo: string): any[] {
   return kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items;
