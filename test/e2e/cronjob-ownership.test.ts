@@ -5,24 +5,16 @@
  * same-named CronJob someone else made is never taken over.
  */
 import assert from 'node:assert/strict';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import type { V1CronJob } from '@kubernetes/client-node';
 import { desiredCronJob } from '../../src/controllers/scheduledecho/desired.js';
 import { FIELD_MANAGER } from '../../src/controllers/common/labels.js';
 import { applyScheduledEcho, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
-import { installCrds, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
+import { installCrds, operatorIn, startOperator, waitReady } from '../support/operator.js';
 
 /** Yearly: the cronjob controller starts no run while a test looks at the CronJob. */
 const SCHEDULE = '0 0 1 1 *';
 const IMAGE = 'busybox:1.37';
-
-async function operatorIn(t: TestContext, prefix: string): Promise<{ ns: string; op: OperatorProcess }> {
-  installCrds();
-  const ns = testNamespace(t, prefix);
-  const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, JOB_IMAGE: IMAGE });
-  await waitReady(op);
-  return { ns, op };
-}
 
 function scheduledEcho(ns: string, name: string): any {
   applyScheduledEcho(ns, name, { message: 'tick', schedule: SCHEDULE });
@@ -35,7 +27,7 @@ function cronJob(ns: string, name: string): any {
 }
 
 test('every CronJob field the operator owns is restored after a hand edit: suspend, timeZone, startingDeadlineSeconds', async (t) => {
-  const { ns } = await operatorIn(t, 'cj-drift');
+  const { ns } = await operatorIn(t, 'cj-drift', { JOB_IMAGE: IMAGE });
   scheduledEcho(ns, 'tick');
   const cj = await eventually('the CronJob', () => cronJob(ns, 'tick'));
   const owned = { suspend: cj.spec.suspend, timeZone: cj.spec.timeZone, startingDeadlineSeconds: cj.spec.startingDeadlineSeconds };
@@ -81,7 +73,7 @@ const operatorEntries = (cj: any): string[] =>
   cj.metadata.managedFields.filter((m: any) => m.manager === FIELD_MANAGER).map((m: any) => m.operation);
 
 test('the operator owns its CronJob by server-side apply from the first write, so a field it stops setting is pruned', async (t) => {
-  const { ns, op } = await operatorIn(t, 'cj-prune');
+  const { ns, op } = await operatorIn(t, 'cj-prune', { JOB_IMAGE: IMAGE });
   const se = scheduledEcho(ns, 'tick');
   const cj = await eventually('the CronJob', () => cronJob(ns, 'tick'));
   assert.deepEqual(
@@ -116,7 +108,7 @@ test('a CronJob an earlier version created by POST passes into apply ownership, 
 });
 
 test('a same-named CronJob someone else made is never taken over, even when it holds what the operator would set', async (t) => {
-  const { ns } = await operatorIn(t, 'cj-foreign');
+  const { ns } = await operatorIn(t, 'cj-foreign', { JOB_IMAGE: IMAGE });
   // The CronJob the operator would make, minus what marks it as the operator's (its owner
   // reference and labels): an unguarded apply would merge into it without a single conflict.
   const placeholder = {

@@ -12,7 +12,7 @@ import { resourcePath } from '../../src/kube/index.js';
 import { ECHOS } from '../../src/api/echo.js';
 import { JOBS } from '../../src/kube/resources.js';
 import { eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
-import { installCrds, startOperator, waitReady } from '../support/operator.js';
+import { installCrds, operatorIn } from '../support/operator.js';
 import { liveJobsByOwner, logEntries, messageOf, metricValue, pool, restClient } from '../support/faults.js';
 
 const ECHOS_EDITED = 50;
@@ -22,10 +22,7 @@ test(
   `${ECHOS_EDITED} Echos edited ${EDITS} times each by another client while reconciling: statuses converge, one Job each, no error loop`,
   { timeout: 180_000 },
   async (t) => {
-    installCrds();
-    const ns = testNamespace(t, 'edits');
-    const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, LOG_LEVEL: 'info' });
-    await waitReady(op);
+    const { ns, op } = await operatorIn(t, 'edits', { LOG_LEVEL: 'info' });
     const rest = restClient(t, kubeconfig());
     const names = Array.from({ length: ECHOS_EDITED }, (_, i) => `e${String(i).padStart(2, '0')}`);
     const path = (name?: string) => resourcePath(ECHOS, ns, name);
@@ -178,10 +175,7 @@ test(
   'odd but valid messages reach the Job and the CronJob literally: metacharacters, non-ASCII, 4096 characters',
   { timeout: 120_000 },
   async (t) => {
-    installCrds();
-    const ns = testNamespace(t, 'odd');
-    const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, LOG_LEVEL: 'info' });
-    await waitReady(op);
+    const { ns, op } = await operatorIn(t, 'odd', { LOG_LEVEL: 'info' });
     const metachars = `$(reboot) \`id\` $HOME \${PATH} ; | & && || > /etc/x < /dev/zero 2>&1 * ? [a-z] ~ ! # 'single' "double" \\ \\n %s %d %% %n\t`;
     const odd: Record<string, string> = {
       'max-ascii': metachars.repeat(Math.ceil(4096 / metachars.length)).slice(0, 4096),

@@ -2,8 +2,9 @@
  * Installing the CRDs and running the operator from source against the test control plane.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { TestContext } from 'node:test';
 import { freePort } from '../../scripts/controlplane/cluster.js';
-import { kubeconfig, kubectlOk } from './kube.js';
+import { kubeconfig, kubectlOk, testNamespace } from './kube.js';
 
 let crdsInstalled = false;
 
@@ -131,4 +132,17 @@ export async function waitReady(op: OperatorProcess, timeoutMs = 60_000): Promis
     if (Date.now() > deadline) throw new Error(`operator not ready after ${timeoutMs} ms:\n${op.output().slice(-4000)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** The CRDs installed, a namespace of the test's own (`prefix`) and a ready operator watching it, with `env` on top. */
+export async function operatorIn(
+  t: TestContext,
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<{ ns: string; op: OperatorProcess }> {
+  installCrds();
+  const ns = testNamespace(t, prefix);
+  const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, ...env });
+  await waitReady(op);
+  return { ns, op };
 }
