@@ -20,7 +20,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectProxy, forwarder } from '../support/connectproxy.js';
+import { connectProxy, forwarder, type ConnectProxy } from '../support/connectproxy.js';
 import { logEntries } from '../support/faults.js';
 import { applyEcho, eventually, jobsOf, kubeconfig, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { haReplicaEnv, installCrds, startOperator, TEST_LEASE, waitReady, type OperatorProcess } from '../support/operator.js';
@@ -44,6 +44,20 @@ function kubeconfigWith(t: TestContext, edit: (cluster: Cluster) => void): strin
 function apiServer(): URL {
   const cfg = JSON.parse(kubectlOk(['config', 'view', '--raw', '--minify', '-o', 'json'])) as { clusters: { cluster: Cluster }[] };
   return new URL(cfg.clusters[0]!.cluster.server);
+}
+
+/**
+ * A CONNECT proxy that resolves `name` to the API server's host, and a kubeconfig that reaches the
+ * API server as `name` through it (proxy-url): where `name` does not resolve, the proxy is the only way in.
+ */
+async function reachableOnlyThroughProxy(t: TestContext, name: string): Promise<{ api: URL; proxy: ConnectProxy; kc: string }> {
+  const api = apiServer();
+  const proxy = await connectProxy(t, { [name]: api.hostname });
+  const kc = kubeconfigWith(t, (c) => {
+    c.server = `https://${name}:${api.port}`;
+    c['proxy-url'] = proxy.url;
+  });
+  return { api, proxy, kc };
 }
 
 /** The operator for `ns` with this kubeconfig and proxy environment (nothing inherited). */
@@ -78,12 +92,7 @@ test(
     installCrds();
     const name = 'kubernetes.default.svc';
     await assert.rejects(lookup(name), `precondition: ${name} must not resolve on this machine (only the proxy resolves it)`);
-    const api = apiServer();
-    const proxy = await connectProxy(t, { [name]: api.hostname });
-    const kc = kubeconfigWith(t, (c) => {
-      c.server = `https://${name}:${api.port}`;
-      c['proxy-url'] = proxy.url;
-    });
+    const { api, proxy, kc } = await reachableOnlyThroughProxy(t, name);
     const ns = testNamespace(t, 'proxy-url');
     await operator(t, ns, kc, {});
     await reconciled(ns, 'first');
@@ -156,12 +165,7 @@ test(
   async (t) => {
     installCrds();
     const name = 'kubernetes.default.svc';
-    const api = apiServer();
-    const proxy = await connectProxy(t, { [name]: api.hostname });
-    const kc = kubeconfigWith(t, (c) => {
-      c.server = `https://${name}:${api.port}`;
-      c['proxy-url'] = proxy.url;
-    });
+    const { api, proxy, kc } = await reachableOnlyThroughProxy(t, name);
     const ns = testNamespace(t, 'proxy-silent');
     const said = async (op: OperatorProcess, msg: string): Promise<Record<string, any>[]> =>
       (await logEntries(op)).filter((e) => e.msg === msg);
