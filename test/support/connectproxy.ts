@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import { connect, createServer as createTcpServer, type Socket } from 'node:net';
+import { trackPair } from './socketpair.js';
 
 export interface ConnectProxy {
   url: string;
@@ -106,13 +107,7 @@ export async function connectProxy(t: { after(fn: () => unknown): void }, hosts:
  * them (a pipe resumes its source on its own).
  */
 function joined(a: Socket, b: Socket, open: Set<Socket>, gate: Gate = { silent: false }): void {
-  open.add(a).add(b);
-  const close = (): void => {
-    a.destroy();
-    b.destroy();
-    open.delete(a);
-    open.delete(b);
-  };
+  const close = trackPair(a, b, open);
   const relay = (from: Socket, to: Socket): void => {
     from.on('data', (chunk: Buffer) => {
       if (!to.write(chunk)) from.pause();

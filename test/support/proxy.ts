@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { kubeconfig, kubectlOk } from './kube.js';
+import { trackPair } from './socketpair.js';
 
 export interface ApiProxy {
   /** A kubeconfig whose server is this proxy. */
@@ -23,14 +24,8 @@ export async function apiProxy(t: { after(fn: () => unknown): void }, initiallyO
   const live = new Set<Socket>();
   const forward = (client: Socket): void => {
     const upstream = connect(Number(target.port), target.hostname);
-    live.add(client).add(upstream);
+    const close = trackPair(client, upstream, live);
     client.pipe(upstream).pipe(client);
-    const close = (): void => {
-      client.destroy();
-      upstream.destroy();
-      live.delete(client);
-      live.delete(upstream);
-    };
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
   };
