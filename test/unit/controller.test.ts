@@ -59,6 +59,78 @@ describe('Controller', () => {
     c.queue.shutDown();
   });
 
+  it("queues an owned object's change at its owner's backlog priority, and a fresh owner's at the default", async () => {
+    type Obj = {
+      metadata: {
+        name: string;
+        namespace: string;
+        generation?: number;
+        resourceVersion?: string;
+        ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean }[];
+      };
+    };
+    const primaries = new Source<Obj>();
+    const jobs = new Source<Obj>();
+    const jobOf = (owner: string): Obj => ({
+      metadata: {
+        name: `${owner}-job`,
+        namespace: 'ns',
+        resourceVersion: '9',
+        ownerReferences: [{ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: owner, uid: owner, controller: true }],
+      },
+    });
+    const order: string[] = [];
+    const firstPass = new Set<string>();
+    /** What else happens during a key's first pass (objects queued meanwhile). */
+    const during = new Map<string, () => void>();
+    const c = new Controller(
+      { name: 't', workers: 1 },
+      {
+        reconcile: async (key: string) => {
+          order.push(key);
+          const name = key.slice('ns/'.length);
+          // The first pass creates the owner's Job: its ADDED (fresh news, not the initial list) arrives meanwhile.
+          if (!firstPass.has(name)) {
+            firstPass.add(name);
+            during.get(name)?.();
+            jobs.handlers[0]!.onAdd!(jobOf(name), false);
+          }
+          return undefined;
+        },
+      },
+    )
+      .watchPrimary(primaries)
+      .watchOwned(jobs, { group: 'mmontes.io', kind: 'Echo' });
+    const p = primaries.handlers[0]!;
+    p.onAdd!({ metadata: { name: 'old1', namespace: 'ns', generation: 1 } }, true);
+    p.onAdd!({ metadata: { name: 'old2', namespace: 'ns', generation: 1 } }, true);
+    const stop = new AbortController();
+    const run = c.run({ stop: stop.signal, drainTimeoutMs: 1000 });
+    while (order.length < 4) await sleep(1);
+    // old1's own Job went behind the rest of the backlog (old2), as in FIFO order.
+    assert.deepEqual(order, ['ns/old1', 'ns/old2', 'ns/old1', 'ns/old2']);
+
+    // A fresh Echo's Job is news: its owner goes ahead of a backlog queued meanwhile.
+    order.length = 0;
+    during.set('fresh', () => p.onAdd!({ metadata: { name: 'old3', namespace: 'ns', generation: 1 } }, true));
+    p.onAdd!({ metadata: { name: 'fresh', namespace: 'ns', generation: 1 } }, false);
+    while (order.length < 4) await sleep(1);
+    assert.deepEqual(order, ['ns/fresh', 'ns/fresh', 'ns/old3', 'ns/old3']);
+
+    // A change of a backlog owner itself is fresh: from then on its Job's changes are too.
+    order.length = 0;
+    firstPass.delete('old1');
+    during.set('old1', () => p.onAdd!({ metadata: { name: 'old4', namespace: 'ns', generation: 1 } }, true));
+    p.onUpdate!(
+      { metadata: { name: 'old1', namespace: 'ns', generation: 1 } },
+      { metadata: { name: 'old1', namespace: 'ns', generation: 2 } },
+    );
+    while (order.length < 4) await sleep(1);
+    assert.deepEqual(order, ['ns/old1', 'ns/old1', 'ns/old4', 'ns/old4']);
+    stop.abort();
+    await run;
+  });
+
   it('maps owned objects to their controller owner of the right kind', () => {
     const src = new Source<any>();
     const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchOwned(src, {

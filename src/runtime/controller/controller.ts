@@ -65,6 +65,18 @@ export class Controller {
   private readonly clock: Clock;
   /** True from run() until its workers have all returned; run() is allowed once. */
   private started = false;
+  /**
+   * Keys whose latest reconcile ran below the default priority (a backlog item nobody waits for:
+   * the initial list, a resync), with that priority. Their owned objects' changes, which that
+   * reconcile mostly caused (its own Job's ADDED, the job controller's first status), are news
+   * to nobody either: they keep the owner's priority instead of jumping ahead of the rest of the
+   * backlog, so a restart's follow-up passes queue behind its first passes as they would in
+   * FIFO order. A key reconciled at the default priority or above (a fresh create or change)
+   * leaves the map, so a fresh object's runs stay fresh. Invariant: at most one entry per
+   * primary; an entry goes when its key is reconciled at or above the default or its primary is
+   * deleted.
+   */
+  private readonly backlogPriority = new Map<string, number>();
 
   constructor(
     options: ControllerOptions,
@@ -101,16 +113,24 @@ export class Controller {
       onUpdate: (oldObj, newObj) => {
         if (generationOrDeletionChanged(oldObj, newObj)) this.enqueue(objectKey(newObj), updatePriority(oldObj, newObj));
       },
-      onDelete: (obj) => this.enqueue(objectKey(obj)),
+      onDelete: (obj) => {
+        const key = objectKey(obj);
+        this.backlogPriority.delete(key);
+        this.enqueue(key);
+      },
     });
     return this;
   }
 
-  /** Objects this controller creates: any change enqueues their controller owner, prioritised as for the primary. */
+  /**
+   * Objects this controller creates: any change enqueues their controller owner, prioritised as
+   * for the primary, and never above the priority the owner was last reconciled at when that was
+   * below the default (see backlogPriority).
+   */
   watchOwned<T extends KubeObject>(source: EventSource<T>, owner: { group: string; kind: string }): this {
     const enqueueOwner = (obj: T, priority: number): void => {
       const key = controllerOwnerKey(obj, owner.group, owner.kind);
-      if (key) this.enqueue(key, priority);
+      if (key) this.enqueue(key, Math.min(priority, this.backlogPriority.get(key) ?? priority));
     };
     source.addEventHandler({
       onAdd: (obj, isInInitialList) => enqueueOwner(obj, addPriority(isInInitialList)),
@@ -179,6 +199,9 @@ export class Controller {
       slash >= 0 ? { namespace: key.slice(0, slash), name: key.slice(slash + 1), reconcileID } : { name: key, reconcileID },
     );
     const started = this.clock.now();
+    // Before the reconcile: the events its writes cause arrive while it runs.
+    if (priority < DEFAULT_PRIORITY) this.backlogPriority.set(key, priority);
+    else this.backlogPriority.delete(key);
     this.metrics.activeWorkers(this.name, 1);
     try {
       const outcome = await this.reconciler.reconcile(key, { log, signal, reconcileID });
