@@ -54,6 +54,30 @@ function readyOperatorPods(k: Kubectl): any[] {
   );
 }
 
+/**
+ * Waits for the operator's Deployment to roll out; when it does not, the error carries what a
+ * person would look at next (the pods, their Events, the operator's last log lines), since the
+ * private cluster is gone by the time anyone reads the failure.
+ */
+function rolledOut(k: Kubectl, timeoutSeconds: number): void {
+  const r = k.run(['rollout', 'status', 'deployment/echoperator', '-n', NS, `--timeout=${timeoutSeconds}s`], {
+    timeoutMs: (timeoutSeconds + 30) * 1000,
+  });
+  if (r.code === 0) return;
+  const look = (args: string[]): string => {
+    const out = k.run(args);
+    return `$ kubectl ${args.join(' ')}\n${out.stdout}${out.stderr}`;
+  };
+  assert.fail(
+    [
+      `the operator's Deployment did not roll out in ${timeoutSeconds} s: ${r.stdout.trim().split('\n').pop()}`,
+      look(['get', 'pods', '-n', NS, '-o', 'wide']),
+      look(['get', 'events', '-n', NS, '--sort-by=.lastTimestamp']),
+      look(['logs', '-n', NS, '-l', 'app.kubernetes.io/name=echoperator', '--tail=20', '--prefix', '--all-containers']),
+    ].join('\n'),
+  );
+}
+
 function echo(k: Kubectl, ns: string, name: string, message: string): void {
   k.ok(['apply', '-f', '-'], {
     namespace: ns,
@@ -120,7 +144,7 @@ test(
     const plain = synth(false);
     folders.push(plain);
     k.ok(['apply', '--server-side', '-f', `${plain}/`]);
-    k.ok(['rollout', 'status', 'deployment/echoperator', '-n', NS, '--timeout=120s']);
+    rolledOut(k, 120);
     assert.equal(k.json(['get', 'namespace', NS]).metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
     // The default install confines its ServiceAccount: everything below runs under the policy.
     const policy = k.json(['get', 'validatingadmissionpolicybinding', 'echoperator-confinement']);
@@ -166,7 +190,8 @@ test(
     const ha = synth(true);
     folders.push(ha);
     k.ok(['apply', '--server-side', '-f', `${ha}/`]);
-    k.ok(['rollout', 'status', 'deployment/echoperator', '-n', NS, '--timeout=180s']);
+    // Three pods start one after another (maxSurge 1): under a loaded CI machine each takes its time.
+    rolledOut(k, 300);
     const replicas = await eventually('3 Ready replicas', () => readyOperatorPods(k).length === 3 && readyOperatorPods(k), 120_000);
     const names = replicas.map((p) => p.metadata.name);
     const leader = await eventually(
