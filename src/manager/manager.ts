@@ -130,11 +130,11 @@ export class Manager {
       const owned = declaration.owned.map((o) => ({ type: o.type, cache: this.cacheFor(o.type, o, true) }));
       const reconciler = declaration.reconciler(
         {
-          primary: readYourWrites(primary),
-          owned: <T>(type: ResourceType): ObjectCache<T> => {
+          primary: (type) => typed(type, readYourWrites(primary)),
+          owned: (type) => {
             const found = owned.find((o) => sameType(o.type, type));
             if (!found) throw new Error(`controller ${declaration.name} reads ${type.kind}, which it does not own`);
-            return found.cache as unknown as ObjectCache<T>;
+            return typed(type, found.cache);
           },
         },
         reconcilerDeps,
@@ -347,6 +347,14 @@ export class Manager {
   private async runControllers(signals: { stop: AbortSignal; abort?: AbortSignal; drainTimeoutMs: number }): Promise<void> {
     await Promise.all(this.controllers.map((c) => c.run(signals)));
   }
+}
+
+/**
+ * The cache of `type` as the objects it holds are typed: an informer of a type caches only what
+ * the API serves for that type (the declaration's signatures tie each type to its transform).
+ */
+function typed<T extends KubeObject>(_type: ResourceType<T>, cache: ObjectCache<KubeObject>): ObjectCache<T> {
+  return cache as ObjectCache<T>;
 }
 
 /**

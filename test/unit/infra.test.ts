@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { buildCrd } from '../../src/api/index.js';
-import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { CUSTOM_RESOURCES } from '../../src/api/resources.js';
 import { echoPodTemplate } from '../../src/controllers/common/pod.js';
 import { SETTINGS, parseSettings } from '../../src/config/index.js';
 import { synthesize, synthesizeFiles, type Manifest } from '../../infra/chart.js';

@@ -11,7 +11,7 @@ import type { RestClient } from '../../src/kube/rest.js';
 import { CRONJOBS, JOBS, type ResourceType } from '../../src/kube/resources.js';
 import { Manager, type ManagerConfig } from '../../src/manager/manager.js';
 import type { KubeObject, ObjectCache } from '../../src/runtime/cache/index.js';
-import { controllerFor, rulesFor, type ControllerCaches, type ControllerDeclaration } from '../../src/runtime/controller/index.js';
+import { controllerFor, rulesFor, type ControllerCaches } from '../../src/runtime/controller/index.js';
 
 const WIDGETS: ResourceType = { group: 'example.test', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true };
 const GADGETS: ResourceType = { group: 'example.test', version: 'v1', resource: 'gadgets', kind: 'Gadget', namespaced: true };
@@ -174,10 +174,7 @@ describe('manager wiring', () => {
   });
 
   it('the operator declares what its install grants', () => {
-    const declared = (CONTROLLERS as readonly ControllerDeclaration<ReconcilerDeps>[]).flatMap((d) => [
-      d.primary.kind,
-      ...d.owned.map((o) => o.type.kind),
-    ]);
+    const declared = CONTROLLERS.flatMap((d) => [d.primary.kind, ...d.owned.map((o) => o.type.kind)]);
     assert.deepEqual(declared, ['Echo', 'Job', 'ScheduledEcho', 'CronJob']);
   });
 });

@@ -3,9 +3,7 @@
  * (primaryForCache); only Jobs we labelled are cached, without their pod template (jobForCache);
  * the reconciler creates a run's Job and deletes a previous run's.
  */
-import type { V1Job } from '@kubernetes/client-node';
-import type { CustomResourceKind } from '../../api/crd.js';
-import { ECHOS, type Echo } from '../../api/echo.js';
+import { ECHOS } from '../../api/echo.js';
 import { JOBS } from '../../kube/resources.js';
 import { controllerFor } from '../../runtime/controller/builder.js';
 import { primaryForCache } from '../common/cache.js';
@@ -14,6 +12,6 @@ import type { ReconcilerDeps } from '../common/ports.js';
 import { jobForCache } from './cache.js';
 import { EchoReconciler } from './reconciler.js';
 
-export const echoController = controllerFor<Echo, CustomResourceKind>(ECHOS, { transform: primaryForCache })
-  .owns<V1Job>(JOBS, { labelSelector: MANAGED_SELECTOR, transform: jobForCache, writes: ['create', 'delete'] })
+export const echoController = controllerFor(ECHOS, { transform: primaryForCache })
+  .owns(JOBS, { labelSelector: MANAGED_SELECTOR, transform: jobForCache, writes: ['create', 'delete'] })
   .complete((caches, deps: ReconcilerDeps) => new EchoReconciler({ echos: caches.primary, jobs: caches.owned(JOBS), ...deps }));

@@ -5,9 +5,7 @@
  * apply, whose first write needs `create` too, and a merge patch of managedFields;
  * common/apply.ts): no `update`.
  */
-import type { V1CronJob } from '@kubernetes/client-node';
-import type { CustomResourceKind } from '../../api/crd.js';
-import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
+import { SCHEDULED_ECHOS } from '../../api/scheduledecho.js';
 import { CRONJOBS } from '../../kube/resources.js';
 import { controllerFor } from '../../runtime/controller/builder.js';
 import { primaryForCache } from '../common/cache.js';
@@ -15,8 +13,8 @@ import { MANAGED_SELECTOR } from '../common/labels.js';
 import type { ReconcilerDeps } from '../common/ports.js';
 import { ScheduledEchoReconciler } from './reconciler.js';
 
-export const scheduledEchoController = controllerFor<ScheduledEcho, CustomResourceKind>(SCHEDULED_ECHOS, { transform: primaryForCache })
-  .owns<V1CronJob>(CRONJOBS, { labelSelector: MANAGED_SELECTOR, writes: ['create', 'patch', 'delete'] })
+export const scheduledEchoController = controllerFor(SCHEDULED_ECHOS, { transform: primaryForCache })
+  .owns(CRONJOBS, { labelSelector: MANAGED_SELECTOR, writes: ['create', 'patch', 'delete'] })
   .complete(
     (caches, deps: ReconcilerDeps) =>
       new ScheduledEchoReconciler({ scheduledEchos: caches.primary, cronJobs: caches.owned(CRONJOBS), ...deps }),

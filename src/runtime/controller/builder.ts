@@ -3,8 +3,8 @@
  * (`NewControllerManagedBy(mgr).For(&Echo{}).Owns(&Job{}).Complete(r)`), or kube-rs's
  * `Controller::new(api).owns(jobs)`:
  *
- *   controllerFor<Echo>(ECHOS, { transform: primaryForCache })
- *     .owns<V1Job>(JOBS, { labelSelector: MANAGED_SELECTOR, transform: jobForCache, writes: ['create', 'delete'] })
+ *   controllerFor(ECHOS, { transform: primaryForCache })
+ *     .owns(JOBS, { labelSelector: MANAGED_SELECTOR, transform: jobForCache, writes: ['create', 'delete'] })
  *     .complete((caches, deps) => new EchoReconciler({ echos: caches.primary, jobs: caches.owned(JOBS), ... }));
  *
  * A declaration is data. A manager builds one informer per resource type (and selector) from
@@ -44,15 +44,26 @@ export interface OwnedOptions<T> {
   writes: Verb[];
 }
 
+/** An owned kind as the manager reads it (its object type erased: see erased()). */
 export interface OwnedType extends OwnedOptions<KubeObject> {
   type: ResourceType;
 }
 
 /** The caches a reconciler reads, shared with every controller that watches the same types. */
-export interface ControllerCaches<P> {
+export interface ControllerCaches<P extends KubeObject> {
   /** The primary kind, reading never older than this process's own writes. */
   primary: ObjectCache<P>;
-  owned<T>(type: ResourceType): ObjectCache<T>;
+  /** The cache of an owned kind; throws for a kind the declaration does not own. */
+  owned<T extends KubeObject>(type: ResourceType<T>): ObjectCache<T>;
+}
+
+/**
+ * The manager's side of ControllerCaches: the cache it built for a declared type. Typed by the
+ * type asked for, so the declaration's factory gets its caches typed as declared.
+ */
+export interface DeclaredCaches {
+  primary<T extends KubeObject>(type: ResourceType<T>): ObjectCache<T>;
+  owned<T extends KubeObject>(type: ResourceType<T>): ObjectCache<T>;
 }
 
 /**
@@ -60,23 +71,32 @@ export interface ControllerCaches<P> {
  * reconciler is made. D is what the application passes every reconciler factory (an API client,
  * an event recorder, settings).
  */
-export interface ControllerDeclaration<D, K extends ResourceType = ResourceType> {
+export interface ControllerDeclaration<D> {
   /** Names the controller in logs and metrics (controller-runtime's `controller` label). */
   readonly name: string;
-  readonly primary: K;
+  readonly primary: ResourceType;
   /** The primary cache's transform; undefined: the default (see CacheTransform). */
   readonly primaryTransform?: CacheTransform<KubeObject>;
   readonly owned: readonly OwnedType[];
-  reconciler(caches: ControllerCaches<KubeObject>, deps: D): Reconciler;
+  readonly reconciler: (caches: DeclaredCaches, deps: D) => Reconciler;
 }
 
-export class ControllerBuilder<P extends KubeObject, K extends ResourceType> {
+/**
+ * A transform of T as the manager's caches take it. They hold KubeObjects, and the cache of a
+ * type is only ever given objects the API serves for that type, so it only ever sees Ts; the
+ * builder's signatures tie T to the type (a ResourceType<T>), which is what makes this sound.
+ */
+function erased<T extends KubeObject>(transform: CacheTransform<T> | undefined): CacheTransform<KubeObject> | undefined {
+  return transform as unknown as CacheTransform<KubeObject> | undefined;
+}
+
+export class ControllerBuilder<P extends KubeObject> {
   private readonly ownedTypes: OwnedType[] = [];
   /** controller-runtime's default: the primary kind in lower case. */
   private name: string;
 
   constructor(
-    private readonly primary: K,
+    private readonly primary: ResourceType<P>,
     private readonly primaryOptions: PrimaryOptions<P> = {},
   ) {
     this.name = primary.kind.toLowerCase();
@@ -89,29 +109,30 @@ export class ControllerBuilder<P extends KubeObject, K extends ResourceType> {
   }
 
   /** Objects this controller creates with itself as controller owner; their changes wake it. */
-  owns<T extends KubeObject>(type: ResourceType, options: OwnedOptions<T>): this {
+  owns<T extends KubeObject>(type: ResourceType<T>, options: OwnedOptions<NoInfer<T>>): this {
     if (this.ownedTypes.some((o) => sameType(o.type, type))) throw new Error(`${type.kind} is owned twice`);
-    this.ownedTypes.push({ type, ...(options as unknown as OwnedOptions<KubeObject>) });
+    this.ownedTypes.push({ type, ...options, transform: erased(options.transform) });
     return this;
   }
 
-  complete<D>(reconciler: (caches: ControllerCaches<P>, deps: D) => Reconciler): ControllerDeclaration<D, K> {
+  complete<D>(reconciler: (caches: ControllerCaches<P>, deps: D) => Reconciler): ControllerDeclaration<D> {
+    const primary = this.primary;
     return {
       name: this.name,
-      primary: this.primary,
-      primaryTransform: this.primaryOptions.transform as CacheTransform<KubeObject> | undefined,
+      primary,
+      primaryTransform: erased(this.primaryOptions.transform),
       owned: [...this.ownedTypes],
-      reconciler: reconciler,
+      reconciler: (caches, deps) => reconciler({ primary: caches.primary(primary), owned: (type) => caches.owned(type) }, deps),
     };
   }
 }
 
-/** Starts a declaration for the primary kind `type` (controller-runtime's For). */
-export function controllerFor<P extends KubeObject, K extends ResourceType = ResourceType>(
-  type: K,
-  options: PrimaryOptions<P> = {},
-): ControllerBuilder<P, K> {
-  return new ControllerBuilder<P, K>(type, options);
+/**
+ * Starts a declaration for the primary kind `type` (controller-runtime's For); its objects' type
+ * is type's (controllerFor(ECHOS) reconciles Echos).
+ */
+export function controllerFor<P extends KubeObject>(type: ResourceType<P>, options: PrimaryOptions<NoInfer<P>> = {}): ControllerBuilder<P> {
+  return new ControllerBuilder(type, options);
 }
 
 export function sameType(a: ResourceType, b: ResourceType): boolean {
@@ -141,7 +162,7 @@ const READ: Verb[] = ['get', 'list', 'watch'];
  * sets them); to read and write, as declared, the kinds they own. Resources of one group with the
  * same verbs share a rule.
  */
-export function rulesFor(declarations: readonly ControllerDeclaration<unknown>[]): PolicyRule[] {
+export function rulesFor(declarations: readonly ControllerDeclaration<never>[]): PolicyRule[] {
   const verbsByResource = new Map<string, { group: string; resource: string; verbs: Set<Verb> }>();
   const grant = (group: string, resource: string, verbs: Verb[]): void => {
     const key = `${group}/${resource}`;

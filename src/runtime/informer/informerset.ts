@@ -12,9 +12,9 @@ import { Informer, type InformerOptions } from './informer.js';
 import type { InformerMetrics } from './reflector.js';
 import { kubeListerWatcher } from './listwatch.js';
 
-export interface InformerSetOptions<T> {
+export interface InformerSetOptions<T extends KubeObject> {
   rest: RestClient;
-  type: ResourceType;
+  type: ResourceType<T>;
   /** undefined = all namespaces. */
   namespaces: string[] | undefined;
   labelSelector?: string;
