@@ -18,6 +18,7 @@ import { restLeaseApi } from '../kube/coordination.js';
 import type { RestClient } from '../kube/rest.js';
 import { LEASES, resourcePath, type ResourceType } from '../kube/resources.js';
 import type { ReconcilerDeps } from '../controllers/common/ports.js';
+import { KubeClient } from '../runtime/client/index.js';
 import { ReadYourWrites, type KubeObject, type ObjectCache } from '../runtime/cache/index.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 import {
@@ -116,7 +117,11 @@ export class Manager {
   ) {
     this.log = deps.logger ?? nopLogger;
     this.clock = deps.clock ?? realClock;
-    const reconcilerDeps: ReconcilerDeps = { api: deps.rest, events: deps.events ?? nopEventRecorder, jobImage: config.jobImage };
+    const reconcilerDeps: ReconcilerDeps = {
+      client: new KubeClient(deps.rest),
+      events: deps.events ?? nopEventRecorder,
+      jobImage: config.jobImage,
+    };
     const common = {
       workers: config.workers,
       clock: this.clock,

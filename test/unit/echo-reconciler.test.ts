@@ -10,6 +10,7 @@ import { echoStatus, reconciledOk, runState } from '../../src/controllers/echo/s
 import { ApiError } from '../../src/kube/errors.js';
 import { isTerminalError, terminalErrorIn } from '../../src/runtime/controller/terminal.js';
 import { nopLogger } from '../../src/runtime/log.js';
+import { KubeClient } from '../../src/runtime/client/index.js';
 import { ReadYourWrites, Store } from '../../src/runtime/cache/index.js';
 
 function echo(name: string, message: string, extra: Partial<Echo['metadata']> = {}): Echo {
@@ -84,7 +85,7 @@ function setup(e: Echo, readYourWrites = false, options: { stalledRecheckMs?: nu
   const reconciler = new EchoReconciler({
     echos: echoCache,
     jobs: jobs,
-    api,
+    client: new KubeClient(api),
     events: {
       recordEvent: (_o, type, reason, message) => {
         events.push(reason);

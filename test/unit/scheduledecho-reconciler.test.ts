@@ -14,6 +14,7 @@ import { ApiError } from '../../src/kube/errors.js';
 import { Store } from '../../src/runtime/cache/index.js';
 import { isTerminalError, terminalErrorIn } from '../../src/runtime/controller/terminal.js';
 import { nopLogger } from '../../src/runtime/log.js';
+import { KubeClient } from '../../src/runtime/client/index.js';
 
 const SE_PATH = '/apis/mmontes.io/v1alpha1/namespaces/ns/scheduledechos/tick';
 const CJ_PATH = '/apis/batch/v1/namespaces/ns/cronjobs/tick';
@@ -98,7 +99,7 @@ function setup(se: ScheduledEcho) {
   const reconciler = new ScheduledEchoReconciler({
     scheduledEchos: ses,
     cronJobs,
-    api,
+    client: new KubeClient(api),
     events: { recordEvent: (_o, type, reason, message) => void events.push(`${type} ${reason} ${message}`) },
     jobImage: 'busybox',
     now: () => new Date('2026-01-01T00:00:00Z'),

@@ -15,16 +15,12 @@
  *    upgraded by applyTo: that entry's fields move into our Apply entry, as client-go's csaupgrade
  *    does, so they can be pruned too. One conditional write, once per such object.
  */
-import type { V1ManagedFieldsEntry, V1ObjectMeta } from '@kubernetes/client-node';
-import { resourcePath, type ResourceType } from '../../kube/resources.js';
+import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
+import type { KubeObject } from '../../kube/object.js';
+import type { ResourceType } from '../../kube/resources.js';
+import { keyOf } from '../../runtime/client/client.js';
 import { FIELD_MANAGER } from './labels.js';
-import type { ApiWriter } from './ports.js';
-
-interface Applied {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: V1ObjectMeta;
-}
+import type { Client } from './ports.js';
 
 /**
  * An apply carrying metadata.resourceVersion is conditional on it when the object exists (409
@@ -34,37 +30,40 @@ interface Applied {
  */
 const NO_STORED_OBJECT_HAS = '1';
 
-function apply<T extends Applied>(api: ApiWriter, type: ResourceType, body: T, force: boolean, signal: AbortSignal): Promise<T> {
-  return api.request<T>('PATCH', resourcePath(type, body.metadata?.namespace, body.metadata?.name), {
-    query: { fieldManager: FIELD_MANAGER, force },
-    body,
-    contentType: 'application/apply-patch+yaml',
-    signal,
-  });
+export interface GuardedApplyOptions {
+  signal: AbortSignal;
 }
 
 /** Creates `desired` by server-side apply; 409 Conflict (untouched) when its name is taken. */
-export function createByApply<T extends Applied>(api: ApiWriter, type: ResourceType, desired: T, signal: AbortSignal): Promise<T> {
-  return apply(api, type, { ...desired, metadata: { ...desired.metadata, resourceVersion: NO_STORED_OBJECT_HAS } }, false, signal);
+export function createByApply<T extends KubeObject>(
+  client: Client,
+  type: ResourceType<T>,
+  desired: T,
+  options: GuardedApplyOptions,
+): Promise<T> {
+  const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: NO_STORED_OBJECT_HAS } };
+  return client.apply(type, body, { fieldManager: FIELD_MANAGER, force: false, signal: options.signal });
 }
 
 /** Applies `desired` (forced) to the object of that uid, then upgrades our ownership if needed. */
-export async function applyTo<T extends Applied>(
-  api: ApiWriter,
-  type: ResourceType,
+export async function applyTo<T extends KubeObject>(
+  client: Client,
+  type: ResourceType<T>,
   desired: T,
-  uid: string,
-  signal: AbortSignal,
+  options: GuardedApplyOptions & { uid: string },
 ): Promise<T> {
-  const applied = await apply(api, type, { ...desired, metadata: { ...desired.metadata, uid } }, true, signal);
-  const managedFields = upgradedManagedFields(applied.metadata?.managedFields);
+  const { signal } = options;
+  const body = { ...desired, metadata: { ...desired.metadata, uid: options.uid } };
+  const applied = await client.apply(type, body, { fieldManager: FIELD_MANAGER, force: true, signal });
+  const managedFields = upgradedManagedFields(applied.metadata?.managedFields as V1ManagedFieldsEntry[] | undefined);
   if (!managedFields) return applied;
-  return api.request<T>('PATCH', resourcePath(type, applied.metadata?.namespace, applied.metadata?.name), {
-    // Conditional: managedFields computed from this version never overwrite a later one's.
-    body: { metadata: { resourceVersion: applied.metadata?.resourceVersion, managedFields } },
-    contentType: 'application/merge-patch+json',
-    signal,
-  });
+  // Conditional: managedFields computed from this version never overwrite a later one's.
+  return client.patch(
+    type,
+    keyOf(applied),
+    { metadata: { managedFields } },
+    { resourceVersion: applied.metadata?.resourceVersion, signal },
+  );
 }
 
 const isOurUpdate = (m: V1ManagedFieldsEntry): boolean =>

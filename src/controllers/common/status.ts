@@ -1,14 +1,11 @@
 /**
  * Writing an object's status subresource, only when it changed.
  */
+import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resources.js';
-import { resourcePath } from '../../kube/resources.js';
+import { keyOf } from '../../runtime/client/client.js';
 import { jsonEqual } from './compare.js';
-import type { ApiWriter } from './ports.js';
-
-interface StatusOwner {
-  metadata: { name?: string; namespace?: string; resourceVersion?: string };
-}
+import type { Client } from './ports.js';
 
 /**
  * A JSON merge patch from `current` to `desired` (fields that disappeared are set to null), or
@@ -22,29 +19,37 @@ export function statusPatch<S extends object>(current: S | undefined, desired: S
   return patch;
 }
 
+export interface StatusWrite<T extends KubeObject, S extends object> {
+  client: Client;
+  type: ResourceType<T>;
+  /** The object as last read; the write is conditional on its resourceVersion. */
+  object: T;
+  /** The status the object has (undefined: none yet). */
+  current: S | undefined;
+  desired: S;
+  signal: AbortSignal;
+  /** Told what was written before writeStatus resolves (the cache's read-your-writes). */
+  wrote?: (obj: T) => void;
+}
+
 /**
- * Patches obj's status from `current` to `desired`, conditional on obj's resourceVersion. Resolves
- * with the object as the server stored it, or undefined when there was nothing to write; what it
- * wrote is handed to `wrote` (the cache's read-your-writes) before it resolves.
+ * Patches the object's status from `current` to `desired`, conditional on its resourceVersion.
+ * Resolves with the object as the server stored it, or undefined when there was nothing to write.
  */
-export async function writeStatus<S extends object, T extends StatusOwner>(
-  api: ApiWriter,
-  type: ResourceType,
-  obj: T,
-  current: S | undefined,
-  desired: S,
-  signal: AbortSignal,
-  wrote?: (obj: T) => void,
-): Promise<T | undefined> {
-  const patch = statusPatch(current, desired);
+export async function writeStatus<T extends KubeObject, S extends object>(w: StatusWrite<T, S>): Promise<T | undefined> {
+  const patch = statusPatch(w.current, w.desired);
   if (!patch) return undefined;
-  const written = await api.request<T>('PATCH', resourcePath(type, obj.metadata.namespace, obj.metadata.name, 'status'), {
-    // The resourceVersion makes the patch conditional: a status computed from a stale copy (the
-    // cache lagging behind our own last write) gets 409 and is recomputed, instead of undoing it.
-    body: { metadata: { resourceVersion: obj.metadata.resourceVersion }, status: patch },
-    contentType: 'application/merge-patch+json',
-    signal,
-  });
-  wrote?.(written);
+  // The resourceVersion makes the patch conditional: a status computed from a stale copy (the
+  // cache lagging behind our own last write) gets 409 and is recomputed, instead of undoing it.
+  const written = await w.client.patchStatus(
+    w.type,
+    keyOf(w.object),
+    { status: patch },
+    {
+      resourceVersion: w.object.metadata?.resourceVersion,
+      signal: w.signal,
+    },
+  );
+  w.wrote?.(written);
   return written;
 }
