@@ -6,7 +6,7 @@
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { API_VERSION } from '../../src/api/group.js';
-import { writeStatus } from '../../src/controllers/common/status.js';
+import { writeStatus } from '../../src/runtime/reconcile/status.js';
 import { desiredJob } from '../../src/controllers/echo/desired.js';
 import { echoStatus, reconciledOk } from '../../src/controllers/echo/status.js';
 import { isAlreadyExists, isConflict } from '../../src/kube/errors.js';

@@ -17,7 +17,6 @@
 import { restLeaseApi } from '../kube/coordination.js';
 import type { RestClient } from '../kube/rest.js';
 import { LEASES, resourcePath, type ResourceType } from '../kube/resources.js';
-import type { ReconcilerDeps } from '../controllers/common/ports.js';
 import { KubeClient } from '../runtime/client/index.js';
 import { ReadYourWrites, type KubeObject, type ObjectCache } from '../runtime/cache/index.js';
 import { realClock, type Clock } from '../runtime/clock.js';
@@ -26,11 +25,12 @@ import {
   nopControllerMetrics,
   ownerOf,
   sameType,
-  type ControllerDeclaration,
+  type RunnableController,
   type ControllerMetrics,
+  type DeclaredCaches,
   type OwnedType,
 } from '../runtime/controller/index.js';
-import { nopEventRecorder } from '../runtime/events.js';
+import { nopEventRecorder, type EventRecorder } from '../runtime/events.js';
 import { InformerSet, informerLiveness, stripForCache, type InformerMetrics } from '../runtime/informer/index.js';
 import { KubeLeaseLock, LeaderElector, type LeaderElectionMetrics } from '../runtime/leaderelection/index.js';
 import { nopLogger, type Logger } from '../runtime/log.js';
@@ -53,7 +53,6 @@ export interface ManagerConfig {
   /** undefined = all namespaces. */
   watchNamespaces: string[] | undefined;
   workers: number;
-  jobImage: string;
   /** 0 = no periodic resync. */
   resyncPeriodMs: number;
   /** The work queues' hand-out order (runtime/workqueue/fair.ts); default fair. */
@@ -90,16 +89,15 @@ export interface ManagerDeps {
   rest: RestClient;
   logger?: Logger;
   clock?: Clock;
-  events?: ReconcilerDeps['events'];
+  /** Where reconcilers record Events; default nowhere. */
+  events?: EventRecorder;
   health?: HealthRegistry;
   controllerMetrics?: ControllerMetrics;
   queueMetrics?: WorkQueueMetricsProvider;
   leaderMetrics?: LeaderElectionMetrics;
-  /** Per informer, by name (e.g. "echos/default"). */
+  /** Per informer, by name (e.g. "widgets/default"). */
   informerMetrics?: (informerName: string) => InformerMetrics;
 }
-
-type Declaration = ControllerDeclaration<ReconcilerDeps>;
 
 export class Manager {
   private readonly log: Logger;
@@ -113,15 +111,12 @@ export class Manager {
   constructor(
     private readonly config: ManagerConfig,
     private readonly deps: ManagerDeps,
-    private readonly declarations: readonly Declaration[],
+    private readonly declarations: readonly RunnableController[],
   ) {
     this.log = deps.logger ?? nopLogger;
     this.clock = deps.clock ?? realClock;
-    const reconcilerDeps: ReconcilerDeps = {
-      client: new KubeClient(deps.rest),
-      events: deps.events ?? nopEventRecorder,
-      jobImage: config.jobImage,
-    };
+    const client = new KubeClient(deps.rest);
+    const events = deps.events ?? nopEventRecorder;
     const common = {
       workers: config.workers,
       clock: this.clock,
@@ -133,17 +128,19 @@ export class Manager {
     for (const declaration of declarations) {
       const primary = this.cacheFor(declaration.primary, { transform: declaration.primaryTransform });
       const owned = declaration.owned.map((o) => ({ type: o.type, cache: this.cacheFor(o.type, o, true) }));
-      const reconciler = declaration.reconciler(
-        {
-          primary: (type) => typed(type, readYourWrites(primary)),
-          owned: (type) => {
-            const found = owned.find((o) => sameType(o.type, type));
-            if (!found) throw new Error(`controller ${declaration.name} reads ${type.kind}, which it does not own`);
-            return typed(type, found.cache);
-          },
+      const caches: DeclaredCaches = {
+        primary: (type) => {
+          if (!sameType(type, declaration.primary))
+            throw new Error(`controller ${declaration.name} reconciles ${declaration.primary.kind}, not ${type.kind}`);
+          return typed(type, readYourWrites(primary));
         },
-        reconcilerDeps,
-      );
+        owned: (type) => {
+          const found = owned.find((o) => sameType(o.type, type));
+          if (!found) throw new Error(`controller ${declaration.name} reads ${type.kind}, which it does not own`);
+          return typed(type, found.cache);
+        },
+      };
+      const reconciler = declaration.reconciler({ caches, client, events });
       const controller = new Controller({ ...common, name: declaration.name }, reconciler).watchPrimary(primary);
       for (const o of owned) controller.watchOwned(o.cache, ownerOf(declaration));
       this.controllers.push(controller);
@@ -366,7 +363,7 @@ function typed<T extends KubeObject>(_type: ResourceType<T>, cache: ObjectCache<
  * A reconciler's view of a primary resource's cache: reads never older than our own writes. A
  * written object is remembered as the cache would hold it (the cache's transform applied to a
  * shallow copy: the writer keeps its object whole), so what a write returned (all of an
- * Echo's annotations) is not kept until the watch catches up.
+ * object's annotations) is not kept until the watch catches up.
  */
 function readYourWrites<T extends KubeObject>(set: InformerSet<T>): ObjectCache<T> {
   const reads = new ReadYourWrites<T>(set, set);

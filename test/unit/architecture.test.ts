@@ -79,6 +79,16 @@ test('src/runtime imports nothing from observability/, api/, controllers/ or man
   assert.deepEqual(found, []);
 });
 
+test('src/manager imports nothing of the app (api/, controllers/, config/, observability/)', () => {
+  const app = new Set(['api', 'controllers', 'config', 'observability']);
+  const found = tsFiles('src/manager').flatMap((f) =>
+    importsOf(f)
+      .filter((s) => app.has(layerOf(f, s) ?? ''))
+      .map((s) => `${f}: ${s}`),
+  );
+  assert.deepEqual(found, []);
+});
+
 test('src/kube and src/api import nothing from the layers above them', () => {
   const above = new Set(['runtime', 'observability', 'controllers', 'manager', 'config']);
   const found = [...tsFiles('src/kube'), ...tsFiles('src/api')].flatMap((f) =>

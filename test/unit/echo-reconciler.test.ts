@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
-import { containsDesired } from '../../src/controllers/common/compare.js';
+import { containsDesired } from '../../src/runtime/reconcile/compare.js';
 import { derivedName, nameWithin, shortHash } from '../../src/controllers/common/naming.js';
 import { desiredJob, jobNameFor } from '../../src/controllers/echo/desired.js';
 import { EchoReconciler } from '../../src/controllers/echo/reconciler.js';

@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ReconcilerDeps } from '../../src/controllers/index.js';
-import { CONTROLLERS } from '../../src/controllers/index.js';
+import { CONTROLLERS, runnableControllers } from '../../src/controllers/index.js';
 import type { RestClient } from '../../src/kube/rest.js';
 import { CRONJOBS, JOBS, type ResourceType } from '../../src/kube/resources.js';
 import { Manager, type ManagerConfig } from '../../src/manager/manager.js';
 import type { KubeObject, ObjectCache } from '../../src/runtime/cache/index.js';
-import { controllerFor, rulesFor, type ControllerCaches } from '../../src/runtime/controller/index.js';
+import { controllerFor, type ControllerCaches } from '../../src/runtime/controller/index.js';
+import { rulesFor } from '../../infra/rbac.js';
 
 const WIDGETS: ResourceType = { group: 'example.test', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true };
 const GADGETS: ResourceType = { group: 'example.test', version: 'v1', resource: 'gadgets', kind: 'Gadget', namespaced: true };
@@ -20,7 +20,6 @@ const config: ManagerConfig = {
   namespace: 'ops',
   watchNamespaces: undefined,
   workers: 1,
-  jobImage: 'busybox',
   resyncPeriodMs: 0,
   shutdownTimeoutMs: 1000,
   leaderElection: undefined,
@@ -37,10 +36,12 @@ function capturing(
 ) {
   const builder = controllerFor<KubeObject>(primary);
   for (const type of owned) builder.owns(type, { labelSelector: 'app=x', writes: ['create'], transform });
-  return builder.complete((caches, _deps: ReconcilerDeps) => {
-    seen.push(caches);
-    return { reconcile: () => Promise.resolve(undefined) };
-  });
+  return builder
+    .complete(({ caches }) => {
+      seen.push(caches);
+      return { reconcile: () => Promise.resolve(undefined) };
+    })
+    .withContext();
 }
 
 describe('controller builder', () => {
@@ -80,7 +81,7 @@ describe('controller builder', () => {
 
 describe('manager wiring', () => {
   it('builds one controller per declaration, named as declared', () => {
-    const manager = new Manager(config, { rest }, CONTROLLERS);
+    const manager = new Manager(config, { rest }, runnableControllers({ jobImage: 'busybox' }));
     assert.deepEqual(
       manager.controllers.map((c) => c.name),
       CONTROLLERS.map((d) => d.name),
@@ -88,7 +89,7 @@ describe('manager wiring', () => {
   });
 
   it('has queued work while any controller has a key waiting (what Events yield to)', () => {
-    const manager = new Manager(config, { rest }, CONTROLLERS);
+    const manager = new Manager(config, { rest }, runnableControllers({ jobImage: 'busybox' }));
     assert.equal(manager.hasQueuedWork(), false);
     manager.controllers.at(-1)!.enqueue('ns/name');
     assert.equal(manager.hasQueuedWork(), true);
@@ -145,12 +146,12 @@ describe('manager wiring', () => {
       return o;
     };
     const seen: ControllerCaches<KubeObject>[] = [];
-    const declaration = controllerFor<KubeObject>(WIDGETS, { transform: dropAnnotations }).complete((caches, _deps: ReconcilerDeps) => {
+    const declaration = controllerFor<KubeObject>(WIDGETS, { transform: dropAnnotations }).complete(({ caches }) => {
       seen.push(caches);
       return { reconcile: () => Promise.resolve(undefined) };
     });
     assert.equal(declaration.primaryTransform, dropAnnotations, 'the declaration carries the transform');
-    const manager = new Manager(config, { rest: fake }, [declaration]);
+    const manager = new Manager(config, { rest: fake }, [declaration.withContext()]);
     const running = manager.run(served.signal);
     try {
       while (!manager.hasSynced()) await new Promise((r) => setTimeout(r, 5));

@@ -24,7 +24,7 @@ describe('typed resource types', () => {
     let seen: ControllerCaches<Echo> | undefined;
     const declaration = controllerFor(ECHOS)
       .owns(JOBS, { transform: jobForCache, writes: ['create'] })
-      .complete((caches) => {
+      .complete(({ caches }) => {
         seen = caches;
         assert.ok(same<typeof caches.primary, ObjectCache<Echo>>(true));
         assert.ok(same<ReturnType<typeof caches.owned<V1Job>>, ObjectCache<V1Job>>(true));

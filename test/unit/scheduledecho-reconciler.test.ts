@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1CronJob } from '@kubernetes/client-node';
 import type { ScheduledEcho } from '../../src/api/scheduledecho.js';
-import { STALLED_RECHECK_MS } from '../../src/controllers/common/stalled.js';
+import { STALLED_RECHECK_MS } from '../../src/runtime/reconcile/stalled.js';
 import { ScheduledEchoReconciler } from '../../src/controllers/scheduledecho/reconciler.js';
 import { ApiError } from '../../src/kube/errors.js';
 import { Store } from '../../src/runtime/cache/index.js';

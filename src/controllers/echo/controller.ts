@@ -8,10 +8,18 @@ import { JOBS } from '../../kube/resources.js';
 import { controllerFor } from '../../runtime/controller/builder.js';
 import { primaryForCache } from '../common/cache.js';
 import { MANAGED_SELECTOR } from '../common/labels.js';
-import type { ReconcilerDeps } from '../common/ports.js';
 import { jobForCache } from './cache.js';
 import { EchoReconciler } from './reconciler.js';
 
+/** What the Echo controller is given from the operator's settings. */
+export interface EchoContext {
+  /** The image of the pods that print (JOB_IMAGE). */
+  jobImage: string;
+}
+
 export const echoController = controllerFor(ECHOS, { transform: primaryForCache })
   .owns(JOBS, { labelSelector: MANAGED_SELECTOR, transform: jobForCache, writes: ['create', 'delete'] })
-  .complete((caches, deps: ReconcilerDeps) => new EchoReconciler({ echos: caches.primary, jobs: caches.owned(JOBS), ...deps }));
+  .complete(
+    ({ caches, client, events }, context: EchoContext) =>
+      new EchoReconciler({ echos: caches.primary, jobs: caches.owned(JOBS), client, events, jobImage: context.jobImage }),
+  );

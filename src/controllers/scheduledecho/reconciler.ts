@@ -3,7 +3,7 @@
  * server-side apply; the CronJob's schedule times -> the ScheduledEcho's status.
  *
  * Guarantees: the CronJob is created by apply and every field the operator sets (desired.ts) is
- * owned by its field manager from that first write (common/apply.ts), so a field edited or removed
+ * owned by its field manager from that first write (runtime/reconcile/apply.ts), so a field edited or removed
  * by hand is restored and a field it stops setting is pruned; a deleted CronJob is re-created; a
  * same-named CronJob this ScheduledEcho does not control is never written to, only reported;
  * nothing is written when the cached CronJob already holds every field we set (a restart writes
@@ -14,15 +14,17 @@ import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js'
 import { isConflict, isNotFound } from '../../kube/errors.js';
 import { CRONJOBS } from '../../kube/resources.js';
 import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
-import { applyTo, createByApply } from '../common/apply.js';
-import { containsDesired } from '../common/compare.js';
-import { READY_CONDITION } from '../common/conditions.js';
-import { PrimaryReconciler, type Latest } from '../common/primary.js';
-import { NameTakenError } from '../common/stalled.js';
+import { applyTo, createByApply } from '../../runtime/reconcile/apply.js';
+import { containsDesired } from '../../runtime/reconcile/compare.js';
+import { READY_CONDITION } from '../../runtime/reconcile/conditions.js';
+import { PrimaryReconciler, type Latest } from '../../runtime/reconcile/primary.js';
+import { NameTakenError } from '../../runtime/reconcile/stalled.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 import type { EventRecorder } from '../../runtime/events.js';
-import type { Client, ObjectCache } from '../common/ports.js';
-import { writeStatus } from '../common/status.js';
+import type { ObjectCache } from '../../runtime/cache/index.js';
+import type { Client } from '../../runtime/client/client.js';
+import { writeStatus } from '../../runtime/reconcile/status.js';
+import { FIELD_MANAGER } from '../common/labels.js';
 import { desiredCronJob } from './desired.js';
 import { scheduledEchoStatus } from './status.js';
 
@@ -89,7 +91,7 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
     // Owner references are compared by the check above (others may add theirs beside ours).
     const { ownerReferences: _ours, ...desiredMeta } = desired.metadata!;
     if (!containsDesired({ ...desired, metadata: desiredMeta }, cronJob)) {
-      cronJob = await applyTo(client, CRONJOBS, desired, { uid: cronJob.metadata!.uid!, signal: ctx.signal });
+      cronJob = await applyTo(client, CRONJOBS, desired, { uid: cronJob.metadata!.uid!, fieldManager: FIELD_MANAGER, signal: ctx.signal });
       change ??= 'changed';
     }
     if (change) {
@@ -121,7 +123,10 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
     ctx: ReconcileContext,
   ): Promise<{ cronJob: V1CronJob; created: boolean }> {
     try {
-      return { cronJob: await createByApply(this.deps.client, CRONJOBS, desired, { signal: ctx.signal }), created: true };
+      return {
+        cronJob: await createByApply(this.deps.client, CRONJOBS, desired, { fieldManager: FIELD_MANAGER, signal: ctx.signal }),
+        created: true,
+      };
     } catch (err) {
       if (!isConflict(err)) throw err;
       const key = { namespace: se.metadata.namespace, name: desired.metadata!.name! };

@@ -4,3 +4,4 @@ export * from './reconciler.js';
 export * from './sources.js';
 export * from './builder.js';
 export * from './terminal.js';
+export * from './declaration.js';

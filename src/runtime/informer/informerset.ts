@@ -20,7 +20,7 @@ export interface InformerSetOptions<T extends KubeObject> {
   labelSelector?: string;
   fieldSelector?: string;
   informer: Omit<InformerOptions<T>, 'listerWatcher' | 'name'>;
-  /** Metrics hooks per informer, by the informer's name (e.g. "echos/default"). */
+  /** Metrics hooks per informer, by the informer's name (e.g. "widgets/default"). */
   metrics?: (informerName: string) => InformerMetrics;
 }
 

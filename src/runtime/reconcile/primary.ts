@@ -14,15 +14,14 @@
  * Stalled.
  */
 import { describeError } from '../../kube/errors.js';
-import type { KubeObject } from '../../kube/object.js';
-import type { ResourceType } from '../../kube/resources.js';
-import { withTypeMeta } from '../../kube/resources.js';
-import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
-import type { EventRecorder } from '../../runtime/events.js';
-import type { Condition, ObjectMeta } from '../../api/schema.js';
-import { TerminalError } from '../../runtime/controller/terminal.js';
+import type { Condition, KubeObject, ObjectMeta } from '../../kube/object.js';
+import { withTypeMeta, type ResourceType } from '../../kube/resources.js';
+import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../controller/reconciler.js';
+import type { EventRecorder } from '../events.js';
+import { TerminalError } from '../controller/terminal.js';
 import { reconcileFailed, reportFailure } from './failure.js';
-import type { Client, ObjectCache } from './ports.js';
+import type { ObjectCache } from '../cache/objectcache.js';
+import type { Client } from '../client/client.js';
 import { STALLED_RECHECK_MS, stallOf, stalledStatus, type Stall } from './stalled.js';
 import { writeStatus } from './status.js';
 

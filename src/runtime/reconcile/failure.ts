@@ -2,15 +2,14 @@
  * Persistent failures must be visible on the object, not only in logs: a failed reconcile sets
  * Reconciled=False with the error before the error goes back to the queue for a retry.
  */
-import type { Condition } from '../../api/schema.js';
 import { describeError, isConflict, isForbidden, isTooManyRequests } from '../../kube/errors.js';
-import type { KubeObject } from '../../kube/object.js';
+import type { Condition, KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resources.js';
-import type { Logger } from '../../runtime/log.js';
-import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
+import type { Logger } from '../log.js';
+import type { ReconcileContext } from '../controller/reconciler.js';
 import { setConditions } from './conditions.js';
-import type { EventRecorder } from '../../runtime/events.js';
-import type { Client } from './ports.js';
+import type { EventRecorder } from '../events.js';
+import type { Client } from '../client/client.js';
 import { writeStatus } from './status.js';
 
 /**

@@ -3,9 +3,8 @@
  */
 import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resources.js';
-import { keyOf } from '../../runtime/client/client.js';
+import { keyOf, type Client } from '../client/client.js';
 import { jsonEqual } from './compare.js';
-import type { Client } from './ports.js';
 
 /**
  * A JSON merge patch from `current` to `desired` (fields that disappeared are set to null), or

@@ -1,5 +1,5 @@
 /**
- * Server-side apply of an object the operator owns (a ScheduledEcho's CronJob), guarded so that
+ * Server-side apply of an object a controller owns (e.g. a CronJob it keeps), guarded so that
  * it never merges into an object someone else made.
  *
  * Guarantees:
@@ -18,9 +18,7 @@
 import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resources.js';
-import { keyOf } from '../../runtime/client/client.js';
-import { FIELD_MANAGER } from './labels.js';
-import type { Client } from './ports.js';
+import { keyOf, type Client } from '../client/client.js';
 
 /**
  * An apply carrying metadata.resourceVersion is conditional on it when the object exists (409
@@ -31,6 +29,8 @@ import type { Client } from './ports.js';
 const NO_STORED_OBJECT_HAS = '1';
 
 export interface GuardedApplyOptions {
+  /** Whose fields these are: the operator's field manager. */
+  fieldManager: string;
   signal: AbortSignal;
 }
 
@@ -42,7 +42,7 @@ export function createByApply<T extends KubeObject>(
   options: GuardedApplyOptions,
 ): Promise<T> {
   const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: NO_STORED_OBJECT_HAS } };
-  return client.apply(type, body, { fieldManager: FIELD_MANAGER, force: false, signal: options.signal });
+  return client.apply(type, body, { fieldManager: options.fieldManager, force: false, signal: options.signal });
 }
 
 /** Applies `desired` (forced) to the object of that uid, then upgrades our ownership if needed. */
@@ -52,10 +52,10 @@ export async function applyTo<T extends KubeObject>(
   desired: T,
   options: GuardedApplyOptions & { uid: string },
 ): Promise<T> {
-  const { signal } = options;
+  const { signal, fieldManager } = options;
   const body = { ...desired, metadata: { ...desired.metadata, uid: options.uid } };
-  const applied = await client.apply(type, body, { fieldManager: FIELD_MANAGER, force: true, signal });
-  const managedFields = upgradedManagedFields(applied.metadata?.managedFields as V1ManagedFieldsEntry[] | undefined);
+  const applied = await client.apply(type, body, { fieldManager, force: true, signal });
+  const managedFields = upgradedManagedFields(applied.metadata?.managedFields as V1ManagedFieldsEntry[] | undefined, fieldManager);
   if (!managedFields) return applied;
   // Conditional: managedFields computed from this version never overwrite a later one's.
   return client.patch(
@@ -66,16 +66,19 @@ export async function applyTo<T extends KubeObject>(
   );
 }
 
-const isOurUpdate = (m: V1ManagedFieldsEntry): boolean =>
-  m.manager === FIELD_MANAGER && m.operation === 'Update' && !m.subresource && m.fieldsType === 'FieldsV1';
+const isUpdateBy = (m: V1ManagedFieldsEntry, fieldManager: string): boolean =>
+  m.manager === fieldManager && m.operation === 'Update' && !m.subresource && m.fieldsType === 'FieldsV1';
 
 /**
- * The managed fields with our Update entries of the same API version folded into our Apply
- * entry (the union of their field sets), or undefined when there is nothing to fold.
+ * The managed fields with fieldManager's Update entries of the same API version folded into its
+ * Apply entry (the union of their field sets), or undefined when there is nothing to fold.
  */
-export function upgradedManagedFields(entries: V1ManagedFieldsEntry[] | undefined): V1ManagedFieldsEntry[] | undefined {
-  const ours = entries?.find((m) => m.manager === FIELD_MANAGER && m.operation === 'Apply' && !m.subresource);
-  const updates = entries?.filter((m) => isOurUpdate(m) && m.apiVersion === ours?.apiVersion) ?? [];
+export function upgradedManagedFields(
+  entries: V1ManagedFieldsEntry[] | undefined,
+  fieldManager: string,
+): V1ManagedFieldsEntry[] | undefined {
+  const ours = entries?.find((m) => m.manager === fieldManager && m.operation === 'Apply' && !m.subresource);
+  const updates = entries?.filter((m) => isUpdateBy(m, fieldManager) && m.apiVersion === ours?.apiVersion) ?? [];
   if (!entries || !ours || updates.length === 0) return undefined;
   const fields = updates.reduce((set, u) => unionOfFieldSets(set, u.fieldsV1 as FieldSet), ours.fieldsV1 as FieldSet);
   return entries.filter((m) => !updates.includes(m)).map((m) => (m === ours ? { ...m, fieldsV1: fields } : m));
