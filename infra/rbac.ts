@@ -5,15 +5,9 @@
 import type { k8s } from 'cdk8s-plus-28';
 import { CONTROLLERS } from '../src/controllers/index.js';
 import { EVENTS, LEASES } from '../src/kube/resources.js';
-import type { ControllerSpec, Verb } from '../src/runtime/controller/index.js';
+import type { ControllerSpec, PolicyRule, Verb } from '../src/runtime/controller/index.js';
 
-/** An RBAC rule as Kubernetes writes it (rbac.authorization.k8s.io/v1 PolicyRule). */
-export interface PolicyRule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: Verb[];
-  resourceNames?: string[];
-}
+export type { PolicyRule };
 
 const READ: Verb[] = ['get', 'list', 'watch'];
 
@@ -22,8 +16,9 @@ const READ: Verb[] = ['get', 'list', 'watch'];
  * only ever patched, merge or apply, never replaced: no `update` on <primary>/status), and set
  * owner references that block owner deletion (update on <primary>/finalizers, which the
  * OwnerReferencesPermissionEnforcement admission plugin checks whatever the verb of the write that
- * sets them); to read and write, as declared, the kinds they own. Resources of one group with the
- * same verbs share a rule.
+ * sets them); to read and write, as declared, the kinds they own; to read the kinds they watch;
+ * and the rules they declare besides. Resources of one group with the same verbs share a rule; a
+ * declared rule naming resourceNames stays a rule of its own.
  */
 export function rulesFor(declarations: readonly ControllerSpec[]): PolicyRule[] {
   const verbsByResource = new Map<string, { group: string; resource: string; verbs: Set<Verb> }>();
@@ -38,6 +33,10 @@ export function rulesFor(declarations: readonly ControllerSpec[]): PolicyRule[] 
     grant(d.primary.group, `${d.primary.resource}/status`, ['patch']);
     grant(d.primary.group, `${d.primary.resource}/finalizers`, ['update']);
     for (const o of d.owned) grant(o.type.group, o.type.resource, [...READ, ...o.writes]);
+    for (const w of d.watched) grant(w.type.group, w.type.resource, READ);
+    for (const r of d.rules.filter((rule) => !rule.resourceNames)) {
+      for (const group of r.apiGroups) for (const resource of r.resources) grant(group, resource, r.verbs);
+    }
   }
   const order: Verb[] = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
   const rules = new Map<string, PolicyRule>();
@@ -48,7 +47,8 @@ export function rulesFor(declarations: readonly ControllerSpec[]): PolicyRule[] 
     rule.resources.push(resource);
     rules.set(key, rule);
   }
-  return [...rules.values()];
+  const named = declarations.flatMap((d) => d.rules.filter((rule) => rule.resourceNames));
+  return [...rules.values(), ...named];
 }
 
 /**

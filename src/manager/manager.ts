@@ -127,22 +127,25 @@ export class Manager {
     };
     for (const declaration of declarations) {
       const primary = this.cacheFor(declaration.primary, { transform: declaration.primaryTransform });
-      const owned = declaration.owned.map((o) => ({ type: o.type, cache: this.cacheFor(o.type, o, true) }));
-      const caches: DeclaredCaches = {
-        primary: (type) => {
-          if (!sameType(type, declaration.primary))
-            throw new Error(`controller ${declaration.name} reconciles ${declaration.primary.kind}, not ${type.kind}`);
-          return typed(type, readYourWrites(primary));
-        },
-        owned: (type) => {
-          const found = owned.find((o) => sameType(o.type, type));
-          if (!found) throw new Error(`controller ${declaration.name} reads ${type.kind}, which it does not own`);
+      const owned = declaration.owned.map((o) => ({ ...o, cache: this.cacheFor(o.type, o, true) }));
+      const watched = declaration.watched.map((w) => ({ ...w, cache: this.cacheFor(w.type, w, true) }));
+      const lookup = (role: string, declared: { type: ResourceType; cache: ObjectCache<KubeObject> }[]) => {
+        return <T extends KubeObject>(type: ResourceType<T>): ObjectCache<T> => {
+          const found = declared.find((d) => sameType(d.type, type));
+          if (!found) throw new Error(`controller ${declaration.name} reads ${type.kind}, which it does not ${role}`);
           return typed(type, found.cache);
-        },
+        };
+      };
+      const caches: DeclaredCaches = {
+        primary: lookup('reconcile', [{ type: declaration.primary, cache: readYourWrites(primary) }]),
+        owned: lookup('own', owned),
+        watched: lookup('watch', watched),
       };
       const reconciler = declaration.reconciler({ caches, client, events });
-      const controller = new Controller({ ...common, name: declaration.name }, reconciler).watchPrimary(primary);
-      for (const o of owned) controller.watchOwned(o.cache, ownerOf(declaration));
+      const controller = new Controller({ ...common, name: declaration.name }, reconciler);
+      controller.watchPrimary(primary, declaration.primaryPredicate);
+      for (const o of owned) controller.watchOwned(o.cache, ownerOf(declaration), o.predicate);
+      for (const w of watched) controller.watchMapped(w.cache, w.toKeys, w.predicate);
       this.controllers.push(controller);
     }
 
@@ -185,11 +188,15 @@ export class Manager {
   }
 
   /**
-   * The shared cache of `type`: primary kinds with resync, owned kinds narrowed by their declared
-   * selector; each through its declared transform. Two controllers that declare the same type
+   * The shared cache of `type`: primary kinds with resync, owned and watched kinds narrowed by
+   * their declared selector; each through its declared transform. Two controllers that declare the same type
    * must declare it alike, or they would each need a different cache of it.
    */
-  private cacheFor(type: ResourceType, declared: Pick<OwnedType, 'labelSelector' | 'transform'>, owned = false): InformerSet<KubeObject> {
+  private cacheFor(
+    type: ResourceType,
+    declared: Pick<OwnedType, 'labelSelector' | 'transform'>,
+    secondary = false,
+  ): InformerSet<KubeObject> {
     const key = `${resourcePath(type)}?${declared.labelSelector ?? ''}`;
     const existing = this.caches.get(key);
     if (existing) {
@@ -204,8 +211,8 @@ export class Manager {
       informer: {
         logger: this.log,
         clock: this.clock,
-        // Owned objects change when their owner's controller acts; a resync of the primaries is enough.
-        resyncPeriodMs: owned ? undefined : this.config.resyncPeriodMs || undefined,
+        // Owned and watched objects wake their primaries; a resync of the primaries is enough.
+        resyncPeriodMs: secondary ? undefined : this.config.resyncPeriodMs || undefined,
         transform: declared.transform,
       },
       metrics: this.deps.informerMetrics,

@@ -1,11 +1,13 @@
 /**
- * The Echo controller: For(Echo).Owns(Job). Echos are cached without their annotations
+ * The Echo controller: For(Echo).Owns(Job). An Echo wakes it when created, deleted, or changed in
+ * spec (generation) or deletion, not by status writes (its own included). Echos are cached without their annotations
  * (primaryForCache); only Jobs we labelled are cached, without their pod template (jobForCache);
  * the reconciler creates a run's Job and deletes a previous run's.
  */
 import { ECHOS } from '../../api/echo.js';
 import { JOBS } from '../../kube/resources.js';
 import { controllerFor } from '../../runtime/controller/builder.js';
+import { generationChangedOrDeleted } from '../../runtime/controller/predicates.js';
 import { primaryForCache } from '../common/cache.js';
 import { MANAGED_SELECTOR } from '../common/labels.js';
 import { jobForCache } from './cache.js';
@@ -18,6 +20,7 @@ export interface EchoContext {
 }
 
 export const echoController = controllerFor(ECHOS, { transform: primaryForCache })
+  .withEventFilter(generationChangedOrDeleted)
   .owns(JOBS, { labelSelector: MANAGED_SELECTOR, transform: jobForCache, writes: ['create', 'delete'] })
   .complete(
     ({ caches, client, events }, context: EchoContext) =>

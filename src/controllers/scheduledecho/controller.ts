@@ -1,5 +1,6 @@
 /**
- * The ScheduledEcho controller: For(ScheduledEcho).Owns(CronJob). ScheduledEchos are cached
+ * The ScheduledEcho controller: For(ScheduledEcho).Owns(CronJob). A ScheduledEcho wakes it when
+ * created, deleted, or changed in spec or deletion, not by status writes. ScheduledEchos are cached
  * without their annotations (primaryForCache); only CronJobs we labelled are cached; the
  * reconciler creates, repairs and deletes them. Every write but DELETE is a PATCH (server-side
  * apply, whose first write needs `create` too, and a merge patch of managedFields;
@@ -8,6 +9,7 @@
 import { SCHEDULED_ECHOS } from '../../api/scheduledecho.js';
 import { CRONJOBS } from '../../kube/resources.js';
 import { controllerFor } from '../../runtime/controller/builder.js';
+import { generationChangedOrDeleted } from '../../runtime/controller/predicates.js';
 import { primaryForCache } from '../common/cache.js';
 import { MANAGED_SELECTOR } from '../common/labels.js';
 import { ScheduledEchoReconciler } from './reconciler.js';
@@ -19,6 +21,7 @@ export interface ScheduledEchoContext {
 }
 
 export const scheduledEchoController = controllerFor(SCHEDULED_ECHOS, { transform: primaryForCache })
+  .withEventFilter(generationChangedOrDeleted)
   .owns(CRONJOBS, { labelSelector: MANAGED_SELECTOR, writes: ['create', 'patch', 'delete'] })
   .complete(
     ({ caches, client, events }, context: ScheduledEchoContext) =>

@@ -8,6 +8,7 @@ import type { ObjectCache } from '../cache/objectcache.js';
 import type { KubeObject } from '../cache/store.js';
 import type { Client } from '../client/client.js';
 import type { EventRecorder } from '../events.js';
+import type { Predicate } from './predicates.js';
 import type { Reconciler } from './reconciler.js';
 
 export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'delete';
@@ -22,16 +23,29 @@ export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'd
  */
 export type CacheTransform<T> = (obj: T) => T;
 
+/** An RBAC rule as Kubernetes writes it (rbac.authorization.k8s.io/v1 PolicyRule). */
+export interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: Verb[];
+  resourceNames?: string[];
+}
+
 export interface PrimaryOptions<T> {
   /** See CacheTransform. */
   transform?: CacheTransform<T>;
 }
 
-export interface OwnedOptions<T> {
-  /** Only objects that match are cached and watched (what this controller labels); default all. */
+export interface WatchOptions<T> {
+  /** Only objects that match are cached and watched; default all. */
   labelSelector?: string;
   /** See CacheTransform. */
   transform?: CacheTransform<T>;
+  /** Which of this type's events wake the controller; default all (see predicates.ts). */
+  predicate?: Predicate<T>;
+}
+
+export interface OwnedOptions<T> extends WatchOptions<T> {
   /** What the reconciler writes to this type; reading (get, list, watch) is implied. */
   writes: Verb[];
 }
@@ -41,12 +55,21 @@ export interface OwnedType extends OwnedOptions<KubeObject> {
   type: ResourceType;
 }
 
+/** A kind watched, neither reconciled nor owned, as the manager reads it (type erased). */
+export interface WatchedType extends WatchOptions<KubeObject> {
+  type: ResourceType;
+  /** The keys of the primaries an event of this object wakes. */
+  toKeys: (obj: KubeObject) => string[];
+}
+
 /** The caches a reconciler reads, shared with every controller that watches the same types. */
 export interface ControllerCaches<P extends KubeObject> {
   /** The primary kind, reading never older than this process's own writes. */
   primary: ObjectCache<P>;
   /** The cache of an owned kind; throws for a kind the declaration does not own. */
   owned<T extends KubeObject>(type: ResourceType<T>): ObjectCache<T>;
+  /** The cache of a watched kind; throws for a kind the declaration does not watch. */
+  watched<T extends KubeObject>(type: ResourceType<T>): ObjectCache<T>;
 }
 
 /**
@@ -63,6 +86,7 @@ export interface ControllerParts<P extends KubeObject> {
 export interface DeclaredCaches {
   primary<T extends KubeObject>(type: ResourceType<T>): ObjectCache<T>;
   owned<T extends KubeObject>(type: ResourceType<T>): ObjectCache<T>;
+  watched<T extends KubeObject>(type: ResourceType<T>): ObjectCache<T>;
 }
 
 /** What a manager hands a declaration to make its reconciler. */
@@ -77,7 +101,12 @@ export interface ControllerSpec {
   readonly primary: ResourceType;
   /** The primary cache's transform; undefined: the default (see CacheTransform). */
   readonly primaryTransform?: CacheTransform<KubeObject>;
+  /** Which of the primary's events wake the controller; undefined: all. */
+  readonly primaryPredicate?: Predicate<KubeObject>;
   readonly owned: readonly OwnedType[];
+  readonly watched: readonly WatchedType[];
+  /** What the reconciler needs beyond what its kinds imply (read-only for watched kinds). */
+  readonly rules: readonly PolicyRule[];
 }
 
 /**

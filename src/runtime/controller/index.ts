@@ -5,3 +5,4 @@ export * from './sources.js';
 export * from './builder.js';
 export * from './terminal.js';
 export * from './declaration.js';
+export * from './predicates.js';
