@@ -5,9 +5,51 @@
 import type { k8s } from 'cdk8s-plus-28';
 import { CONTROLLERS } from '../src/controllers/index.js';
 import { EVENTS, LEASES } from '../src/kube/resources.js';
-import { rulesFor, type PolicyRule } from '../src/runtime/controller/builder.js';
+import type { ControllerSpec, PolicyRule, Verb } from '../src/runtime/controller/index.js';
 
 export type { PolicyRule };
+
+const READ: Verb[] = ['get', 'list', 'watch'];
+
+/**
+ * The rules a set of controllers needs: to read its primary kinds, patch their status (status is
+ * only ever patched, merge or apply, never replaced: no `update` on <primary>/status), and set
+ * owner references that block owner deletion (update on <primary>/finalizers, which the
+ * OwnerReferencesPermissionEnforcement admission plugin checks whatever the verb of the write that
+ * sets them); to read and write, as declared, the kinds they own; to read the kinds they watch;
+ * and the rules they declare besides. Resources of one group with the same verbs share a rule; a
+ * declared rule naming resourceNames stays a rule of its own.
+ */
+export function rulesFor(declarations: readonly ControllerSpec[]): PolicyRule[] {
+  const verbsByResource = new Map<string, { group: string; resource: string; verbs: Set<Verb> }>();
+  const grant = (group: string, resource: string, verbs: Verb[]): void => {
+    const key = `${group}/${resource}`;
+    const entry = verbsByResource.get(key) ?? { group, resource, verbs: new Set<Verb>() };
+    for (const v of verbs) entry.verbs.add(v);
+    verbsByResource.set(key, entry);
+  };
+  for (const d of declarations) {
+    grant(d.primary.group, d.primary.resource, READ);
+    grant(d.primary.group, `${d.primary.resource}/status`, ['patch']);
+    grant(d.primary.group, `${d.primary.resource}/finalizers`, ['update']);
+    for (const o of d.owned) grant(o.type.group, o.type.resource, [...READ, ...o.writes]);
+    for (const w of d.watched) grant(w.type.group, w.type.resource, READ);
+    for (const r of d.rules.filter((rule) => !rule.resourceNames)) {
+      for (const group of r.apiGroups) for (const resource of r.resources) grant(group, resource, r.verbs);
+    }
+  }
+  const order: Verb[] = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
+  const rules = new Map<string, PolicyRule>();
+  for (const { group, resource, verbs } of verbsByResource.values()) {
+    const sorted = order.filter((v) => verbs.has(v));
+    const key = `${group}|${sorted.join(',')}`;
+    const rule = rules.get(key) ?? { apiGroups: [group], resources: [], verbs: sorted };
+    rule.resources.push(resource);
+    rules.set(key, rule);
+  }
+  const named = declarations.flatMap((d) => d.rules.filter((rule) => rule.resourceNames));
+  return [...rules.values(), ...named];
+}
 
 /**
  * What the operator does in every namespace it watches, and nothing more: what its controllers

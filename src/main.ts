@@ -8,7 +8,7 @@
 import './v8flags.js'; // first: see there
 import { hostname } from 'node:os';
 import { parseSettingsOrExit, type Settings } from './config/index.js';
-import { CONTROLLERS } from './controllers/index.js';
+import { runnableControllers } from './controllers/index.js';
 import { KubeConfigError, loadKubeConfig } from './kube/config.js';
 import { RestClient } from './kube/rest.js';
 import { Manager, type ManagerConfig } from './manager/manager.js';
@@ -28,7 +28,6 @@ function managerConfig(s: Settings): ManagerConfig {
     namespace: s.namespace,
     watchNamespaces: s.watchNamespaces.length ? s.watchNamespaces : undefined,
     workers: s.numWorkers,
-    jobImage: s.jobImage,
     resyncPeriodMs: s.resyncPeriodSeconds * 1000,
     queueOrder: s.workQueueOrder,
     shutdownTimeoutMs: s.shutdownTimeoutSeconds * 1000,
@@ -106,7 +105,7 @@ async function main(): Promise<number> {
       leaderMetrics: metrics.leaderElection(settings.haLeaseLockName),
       informerMetrics: metrics.informer,
     },
-    CONTROLLERS,
+    runnableControllers({ jobImage: settings.jobImage }),
   );
   hasQueuedWork = () => manager.hasQueuedWork();
 

@@ -6,13 +6,14 @@
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { API_VERSION } from '../../src/api/group.js';
-import { writeStatus } from '../../src/controllers/common/status.js';
+import { writeStatus } from '../../src/runtime/reconcile/status.js';
 import { desiredJob } from '../../src/controllers/echo/desired.js';
 import { echoStatus, reconciledOk } from '../../src/controllers/echo/status.js';
 import { isAlreadyExists, isConflict } from '../../src/kube/errors.js';
 import { ECHOS } from '../../src/api/echo.js';
 import { JOBS, resourcePath } from '../../src/kube/resources.js';
 import type { KubeObject } from '../../src/runtime/cache/store.js';
+import { KubeClient } from '../../src/runtime/client/index.js';
 import { AsyncQueue, now, pool, sleep, watch, withRetry, type BenchEnv, type Watched } from './common.js';
 
 export const JOB_IMAGE = 'busybox:1.37';
@@ -67,6 +68,7 @@ export async function bareReconcile(env: BenchEnv, echo: Echo, opts: { suspend?:
   const body = desiredJob({ ...echo, apiVersion: API_VERSION, kind: 'Echo' }, JOB_IMAGE);
   if (opts.suspend) body.spec!.suspend = true;
   const ns = echo.metadata.namespace!;
+  const client = new KubeClient(env.rest);
   let job: V1Job;
   try {
     job = await withRetry(() => env.rest.request<V1Job>('POST', resourcePath(JOBS, ns), { body }));
@@ -78,7 +80,9 @@ export async function bareReconcile(env: BenchEnv, echo: Echo, opts: { suspend?:
   for (let attempt = 1; ; attempt++) {
     const desired = echoStatus(current, body.metadata!.name!, job, reconciledOk, () => new Date());
     try {
-      await withRetry(() => writeStatus(env.rest, ECHOS, current, current.status, desired, AbortSignal.timeout(30_000)));
+      await withRetry(() =>
+        writeStatus({ client, type: ECHOS, object: current, current: current.status, desired, signal: AbortSignal.timeout(30_000) }),
+      );
       return;
     } catch (err) {
       // writeStatus may be conditional on the resourceVersion; where an operator runs alongside

@@ -4,6 +4,7 @@
  * (it is a ResourceType), the CRD (buildCrd: crds/ and infra/), the preflight's list of required
  * CRDs, owner references, and the operator's RBAC rules (through the controllers that use it).
  */
+import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resources.js';
 import { GROUP, VERSION } from './group.js';
 import type { JSONSchemaProps } from './schema.js';
@@ -16,8 +17,8 @@ export interface PrinterColumn {
   description?: string;
 }
 
-/** A custom resource of our API group: a namespaced ResourceType with what its CRD needs. */
-export interface CustomResourceKind extends ResourceType {
+/** A custom resource of our API group: a namespaced ResourceType of T with what its CRD needs. */
+export interface CustomResourceKind<T extends KubeObject = KubeObject> extends ResourceType<T> {
   /** The plural, lower case: the REST path segment and the CRD's names.plural. */
   resource: string;
   singular: string;
@@ -26,8 +27,13 @@ export interface CustomResourceKind extends ResourceType {
   printerColumns: PrinterColumn[];
 }
 
-/** Defines a custom resource of our group and version (namespaced, with a status subresource). */
-export function defineCustomResource(def: Omit<CustomResourceKind, 'group' | 'version' | 'namespaced'>): CustomResourceKind {
+/**
+ * Defines a custom resource of our group and version (namespaced, with a status subresource),
+ * whose objects are Ts.
+ */
+export function defineCustomResource<T extends KubeObject>(
+  def: Omit<CustomResourceKind<T>, 'group' | 'version' | 'namespaced' | '__object' | '__fields'>,
+): CustomResourceKind<T> {
   return { group: GROUP, version: VERSION, namespaced: true, ...def };
 }
 

@@ -45,7 +45,7 @@ const schema = customResourceSchema({
 });
 
 /** Echo's one definition: its REST paths, CRD, owner references and RBAC derive from it. */
-export const ECHOS = defineCustomResource({
+export const ECHOS = defineCustomResource<Echo>({
   kind: 'Echo',
   resource: 'echos',
   singular: 'echo',

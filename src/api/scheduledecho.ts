@@ -94,7 +94,7 @@ const schema = customResourceSchema({
 });
 
 /** ScheduledEcho's one definition: its REST paths, CRD, owner references and RBAC derive from it. */
-export const SCHEDULED_ECHOS = defineCustomResource({
+export const SCHEDULED_ECHOS = defineCustomResource<ScheduledEcho>({
   kind: 'ScheduledEcho',
   resource: 'scheduledechos',
   singular: 'scheduledecho',

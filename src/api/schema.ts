@@ -100,13 +100,4 @@ export const messageSchema: JSONSchemaProps = {
   ],
 };
 
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  observedGeneration?: number;
-  lastTransitionTime: string;
-  reason: string;
-  message: string;
-}
-
-export type { ObjectMeta } from '../kube/object.js';
+export type { Condition, ObjectMeta } from '../kube/object.js';

@@ -1,17 +1,22 @@
 /**
- * The operator's controllers: the one list the manager runs, the CRDs are generated from, and the
- * install's RBAC rules are derived from. A new controller is declared in its own folder
- * (controllerFor(...).owns(...).complete(...)) and added here.
+ * The operator's controllers. A new controller is declared in its own folder
+ * (controllerFor(...).owns(...).complete(...)) and added to both lists below; the custom
+ * resources whose CRDs are installed are listed apart, in src/api/resources.ts.
  */
-import type { CustomResourceKind } from '../api/crd.js';
-import type { ControllerDeclaration } from '../runtime/controller/builder.js';
-import type { ReconcilerDeps } from './common/ports.js';
-import { echoController } from './echo/controller.js';
-import { scheduledEchoController } from './scheduledecho/controller.js';
+import type { ControllerSpec, RunnableController } from '../runtime/controller/declaration.js';
+import { echoController, type EchoContext } from './echo/controller.js';
+import { scheduledEchoController, type ScheduledEchoContext } from './scheduledecho/controller.js';
 
-export type { ReconcilerDeps };
+/** What the controllers declare: the install's RBAC rules and admission policy derive from it. */
+export const CONTROLLERS: readonly ControllerSpec[] = [echoController, scheduledEchoController];
 
-export const CONTROLLERS: readonly ControllerDeclaration<ReconcilerDeps, CustomResourceKind>[] = [echoController, scheduledEchoController];
+/** The operator's settings the controllers' contexts are made of. */
+export type ControllerSettings = EchoContext & ScheduledEchoContext;
 
-/** The custom resources the controllers reconcile, in install order: their CRDs must be installed. */
-export const CUSTOM_RESOURCES: readonly CustomResourceKind[] = CONTROLLERS.map((c) => c.primary);
+/** The controllers, each with its own context from the settings: what src/main.ts runs. */
+export function runnableControllers(settings: ControllerSettings): RunnableController[] {
+  return [
+    echoController.withContext({ jobImage: settings.jobImage }),
+    scheduledEchoController.withContext({ jobImage: settings.jobImage }),
+  ];
+}

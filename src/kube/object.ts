@@ -30,6 +30,19 @@ export interface ObjectMeta {
   managedFields?: unknown[];
 }
 
+/**
+ * metav1.Condition, as every Kubernetes API documents it: one aspect of an object's state.
+ * lastTransitionTime is RFC 3339 with second precision.
+ */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: string;
+  reason: string;
+  message: string;
+}
+
 /** Any Kubernetes object. */
 export interface KubeObject {
   apiVersion?: string;

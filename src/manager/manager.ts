@@ -17,7 +17,7 @@
 import { restLeaseApi } from '../kube/coordination.js';
 import type { RestClient } from '../kube/rest.js';
 import { LEASES, resourcePath, type ResourceType } from '../kube/resources.js';
-import type { ReconcilerDeps } from '../controllers/common/ports.js';
+import { KubeClient } from '../runtime/client/index.js';
 import { ReadYourWrites, type KubeObject, type ObjectCache } from '../runtime/cache/index.js';
 import { realClock, type Clock } from '../runtime/clock.js';
 import {
@@ -25,11 +25,12 @@ import {
   nopControllerMetrics,
   ownerOf,
   sameType,
-  type ControllerDeclaration,
+  type RunnableController,
   type ControllerMetrics,
+  type DeclaredCaches,
   type OwnedType,
 } from '../runtime/controller/index.js';
-import { nopEventRecorder } from '../runtime/events.js';
+import { nopEventRecorder, type EventRecorder } from '../runtime/events.js';
 import { InformerSet, informerLiveness, stripForCache, type InformerMetrics } from '../runtime/informer/index.js';
 import { KubeLeaseLock, LeaderElector, type LeaderElectionMetrics } from '../runtime/leaderelection/index.js';
 import { nopLogger, type Logger } from '../runtime/log.js';
@@ -52,7 +53,6 @@ export interface ManagerConfig {
   /** undefined = all namespaces. */
   watchNamespaces: string[] | undefined;
   workers: number;
-  jobImage: string;
   /** 0 = no periodic resync. */
   resyncPeriodMs: number;
   /** The work queues' hand-out order (runtime/workqueue/fair.ts); default fair. */
@@ -89,16 +89,15 @@ export interface ManagerDeps {
   rest: RestClient;
   logger?: Logger;
   clock?: Clock;
-  events?: ReconcilerDeps['events'];
+  /** Where reconcilers record Events; default nowhere. */
+  events?: EventRecorder;
   health?: HealthRegistry;
   controllerMetrics?: ControllerMetrics;
   queueMetrics?: WorkQueueMetricsProvider;
   leaderMetrics?: LeaderElectionMetrics;
-  /** Per informer, by name (e.g. "echos/default"). */
+  /** Per informer, by name (e.g. "widgets/default"). */
   informerMetrics?: (informerName: string) => InformerMetrics;
 }
-
-type Declaration = ControllerDeclaration<ReconcilerDeps>;
 
 export class Manager {
   private readonly log: Logger;
@@ -112,11 +111,12 @@ export class Manager {
   constructor(
     private readonly config: ManagerConfig,
     private readonly deps: ManagerDeps,
-    private readonly declarations: readonly Declaration[],
+    private readonly declarations: readonly RunnableController[],
   ) {
     this.log = deps.logger ?? nopLogger;
     this.clock = deps.clock ?? realClock;
-    const reconcilerDeps: ReconcilerDeps = { api: deps.rest, events: deps.events ?? nopEventRecorder, jobImage: config.jobImage };
+    const client = new KubeClient(deps.rest);
+    const events = deps.events ?? nopEventRecorder;
     const common = {
       workers: config.workers,
       clock: this.clock,
@@ -127,20 +127,25 @@ export class Manager {
     };
     for (const declaration of declarations) {
       const primary = this.cacheFor(declaration.primary, { transform: declaration.primaryTransform });
-      const owned = declaration.owned.map((o) => ({ type: o.type, cache: this.cacheFor(o.type, o, true) }));
-      const reconciler = declaration.reconciler(
-        {
-          primary: readYourWrites(primary),
-          owned: <T>(type: ResourceType): ObjectCache<T> => {
-            const found = owned.find((o) => sameType(o.type, type));
-            if (!found) throw new Error(`controller ${declaration.name} reads ${type.kind}, which it does not own`);
-            return found.cache as unknown as ObjectCache<T>;
-          },
-        },
-        reconcilerDeps,
-      );
-      const controller = new Controller({ ...common, name: declaration.name }, reconciler).watchPrimary(primary);
-      for (const o of owned) controller.watchOwned(o.cache, ownerOf(declaration));
+      const owned = declaration.owned.map((o) => ({ ...o, cache: this.cacheFor(o.type, o, true) }));
+      const watched = declaration.watched.map((w) => ({ ...w, cache: this.cacheFor(w.type, w, true) }));
+      const lookup = (role: string, declared: { type: ResourceType; cache: ObjectCache<KubeObject> }[]) => {
+        return <T extends KubeObject>(type: ResourceType<T>): ObjectCache<T> => {
+          const found = declared.find((d) => sameType(d.type, type));
+          if (!found) throw new Error(`controller ${declaration.name} reads ${type.kind}, which it does not ${role}`);
+          return typed(type, found.cache);
+        };
+      };
+      const caches: DeclaredCaches = {
+        primary: lookup('reconcile', [{ type: declaration.primary, cache: readYourWrites(primary) }]),
+        owned: lookup('own', owned),
+        watched: lookup('watch', watched),
+      };
+      const reconciler = declaration.reconciler({ caches, client, events });
+      const controller = new Controller({ ...common, name: declaration.name }, reconciler);
+      controller.watchPrimary(primary, declaration.primaryPredicate);
+      for (const o of owned) controller.watchOwned(o.cache, ownerOf(declaration), o.predicate);
+      for (const w of watched) controller.watchMapped(w.cache, w.toKeys, w.predicate);
       this.controllers.push(controller);
     }
 
@@ -183,11 +188,15 @@ export class Manager {
   }
 
   /**
-   * The shared cache of `type`: primary kinds with resync, owned kinds narrowed by their declared
-   * selector; each through its declared transform. Two controllers that declare the same type
+   * The shared cache of `type`: primary kinds with resync, owned and watched kinds narrowed by
+   * their declared selector; each through its declared transform. Two controllers that declare the same type
    * must declare it alike, or they would each need a different cache of it.
    */
-  private cacheFor(type: ResourceType, declared: Pick<OwnedType, 'labelSelector' | 'transform'>, owned = false): InformerSet<KubeObject> {
+  private cacheFor(
+    type: ResourceType,
+    declared: Pick<OwnedType, 'labelSelector' | 'transform'>,
+    secondary = false,
+  ): InformerSet<KubeObject> {
     const key = `${resourcePath(type)}?${declared.labelSelector ?? ''}`;
     const existing = this.caches.get(key);
     if (existing) {
@@ -202,8 +211,8 @@ export class Manager {
       informer: {
         logger: this.log,
         clock: this.clock,
-        // Owned objects change when their owner's controller acts; a resync of the primaries is enough.
-        resyncPeriodMs: owned ? undefined : this.config.resyncPeriodMs || undefined,
+        // Owned and watched objects wake their primaries; a resync of the primaries is enough.
+        resyncPeriodMs: secondary ? undefined : this.config.resyncPeriodMs || undefined,
         transform: declared.transform,
       },
       metrics: this.deps.informerMetrics,
@@ -350,10 +359,18 @@ export class Manager {
 }
 
 /**
+ * The cache of `type` as the objects it holds are typed: an informer of a type caches only what
+ * the API serves for that type (the declaration's signatures tie each type to its transform).
+ */
+function typed<T extends KubeObject>(_type: ResourceType<T>, cache: ObjectCache<KubeObject>): ObjectCache<T> {
+  return cache as ObjectCache<T>;
+}
+
+/**
  * A reconciler's view of a primary resource's cache: reads never older than our own writes. A
  * written object is remembered as the cache would hold it (the cache's transform applied to a
  * shallow copy: the writer keeps its object whole), so what a write returned (all of an
- * Echo's annotations) is not kept until the watch catches up.
+ * object's annotations) is not kept until the watch catches up.
  */
 function readYourWrites<T extends KubeObject>(set: InformerSet<T>): ObjectCache<T> {
   const reads = new ReadYourWrites<T>(set, set);

@@ -47,7 +47,8 @@ export async function waitForApi(
     try {
       const missing: string[] = [];
       for (const [apiVersion, wanted] of byApi) {
-        const list = await rest.request<{ resources?: { name: string }[] }>('GET', `/apis/${apiVersion}`, { signal, timeoutMs: 10_000 });
+        const path = wanted[0]!.group ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+        const list = await rest.request<{ resources?: { name: string }[] }>('GET', path, { signal, timeoutMs: 10_000 });
         const served = new Set((list.resources ?? []).map((r) => r.name));
         missing.push(...wanted.filter((k) => !served.has(k.resource)).map(crdNameOf));
       }

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { resourcePath } from '../../src/kube/index.js';
 import { ECHOS } from '../../src/api/echo.js';
-import { STALLED_CONDITION } from '../../src/controllers/common/conditions.js';
+import { STALLED_CONDITION } from '../../src/runtime/reconcile/conditions.js';
 import { RECONCILED_CONDITION } from '../../src/controllers/echo/status.js';
 import { EVENTS, JOBS } from '../../src/kube/resources.js';
 import { auditLogFrom } from '../support/audit.js';

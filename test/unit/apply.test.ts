@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
-import { upgradedManagedFields } from '../../src/controllers/common/apply.js';
+import { upgradedManagedFields } from '../../src/runtime/reconcile/apply.js';
 
 const entry = (manager: string, operation: string, fieldsV1: object, extra: Partial<V1ManagedFieldsEntry> = {}): V1ManagedFieldsEntry => ({
   manager,
@@ -21,7 +21,7 @@ describe('upgradedManagedFields (an earlier POST of ours folded into our apply)'
     });
     const other = entry('kubectl-edit', 'Update', { 'f:spec': { 'f:suspend': {} } });
     const status = entry('echoperator', 'Update', { 'f:status': {} }, { subresource: 'status' });
-    assert.deepEqual(upgradedManagedFields([update, apply, other, status]), [
+    assert.deepEqual(upgradedManagedFields([update, apply, other, status], 'echoperator'), [
       {
         ...apply,
         fieldsV1: {
@@ -36,12 +36,12 @@ describe('upgradedManagedFields (an earlier POST of ours folded into our apply)'
 
   it('leaves alone what has nothing to fold: no Update of ours, no Apply of ours, another API version', () => {
     const apply = entry('echoperator', 'Apply', { 'f:spec': {} });
-    assert.equal(upgradedManagedFields([apply, entry('someone', 'Update', { 'f:spec': {} })]), undefined);
-    assert.equal(upgradedManagedFields([entry('echoperator', 'Update', { 'f:spec': {} })]), undefined);
+    assert.equal(upgradedManagedFields([apply, entry('someone', 'Update', { 'f:spec': {} })], 'echoperator'), undefined);
+    assert.equal(upgradedManagedFields([entry('echoperator', 'Update', { 'f:spec': {} })], 'echoperator'), undefined);
     assert.equal(
-      upgradedManagedFields([apply, entry('echoperator', 'Update', { 'f:spec': {} }, { apiVersion: 'batch/v1beta1' })]),
+      upgradedManagedFields([apply, entry('echoperator', 'Update', { 'f:spec': {} }, { apiVersion: 'batch/v1beta1' })], 'echoperator'),
       undefined,
     );
-    assert.equal(upgradedManagedFields(undefined), undefined);
+    assert.equal(upgradedManagedFields(undefined, 'echoperator'), undefined);
   });
 });

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFile
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
-import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { CUSTOM_RESOURCES } from '../../src/api/resources.js';
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -74,6 +74,16 @@ test('src/runtime imports nothing from observability/, api/, controllers/ or man
   const found = tsFiles('src/runtime').flatMap((f) =>
     importsOf(f)
       .filter((s) => forbidden.has(layerOf(f, s) ?? ''))
+      .map((s) => `${f}: ${s}`),
+  );
+  assert.deepEqual(found, []);
+});
+
+test('src/manager imports nothing of the app (api/, controllers/, config/, observability/)', () => {
+  const app = new Set(['api', 'controllers', 'config', 'observability']);
+  const found = tsFiles('src/manager').flatMap((f) =>
+    importsOf(f)
+      .filter((s) => app.has(layerOf(f, s) ?? ''))
       .map((s) => `${f}: ${s}`),
   );
   assert.deepEqual(found, []);

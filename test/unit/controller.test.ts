@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Controller, type ReconcileContext } from '../../src/runtime/controller/index.js';
+import { Controller, generationChangedOrDeleted, type ReconcileContext } from '../../src/runtime/controller/index.js';
 import type { EventHandler } from '../../src/runtime/controller/sources.js';
 import { ItemExponentialFailureRateLimiter, LOW_PRIORITY } from '../../src/runtime/workqueue/index.js';
 
@@ -15,9 +15,9 @@ class Source<T> {
 const obj = (name: string, generation: number, extra: object = {}) => ({ metadata: { name, namespace: 'ns', generation, ...extra } });
 
 describe('Controller', () => {
-  it('enqueues adds, deletes and generation changes of the primary, not status-only updates', () => {
+  it('with generationChangedOrDeleted, enqueues adds, deletes and generation changes of the primary, not status-only updates', () => {
     const src = new Source<any>();
-    const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchPrimary(src);
+    const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchPrimary(src, generationChangedOrDeleted);
     const h = src.handlers[0]!;
     h.onUpdate!(obj('a', 1), obj('a', 1, { resourceVersion: '2' }));
     assert.equal(c.queue.len(), 0, 'status-only change');

@@ -1,16 +1,24 @@
+/**
+ * The Echo reconciler against the runtime's fake client and caches (src/runtime/testing): what it
+ * creates, what it writes when the cluster already matches (nothing), how it meets a cache that
+ * lags, a conflict, a same-named Job it does not control, and refusals only a change can cure.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
-import type { Echo } from '../../src/api/echo.js';
-import { containsDesired } from '../../src/controllers/common/compare.js';
+import { ECHOS, type Echo, type EchoStatus } from '../../src/api/echo.js';
 import { derivedName, nameWithin, shortHash } from '../../src/controllers/common/naming.js';
 import { desiredJob, jobNameFor } from '../../src/controllers/echo/desired.js';
 import { EchoReconciler } from '../../src/controllers/echo/reconciler.js';
 import { echoStatus, reconciledOk, runState } from '../../src/controllers/echo/status.js';
 import { ApiError } from '../../src/kube/errors.js';
+import type { PatchOptions } from '../../src/runtime/client/index.js';
+import { JOBS } from '../../src/kube/resources.js';
 import { isTerminalError, terminalErrorIn } from '../../src/runtime/controller/terminal.js';
 import { nopLogger } from '../../src/runtime/log.js';
-import { ReadYourWrites, Store } from '../../src/runtime/cache/index.js';
+import { containsDesired } from '../../src/runtime/reconcile/compare.js';
+import { findCondition } from '../../src/runtime/reconcile/conditions.js';
+import { FakeCache, FakeClient, FakeEventRecorder, refusal, type FakeRequest } from '../../src/runtime/testing/index.js';
 
 function echo(name: string, message: string, extra: Partial<Echo['metadata']> = {}): Echo {
   return {
@@ -21,82 +29,63 @@ function echo(name: string, message: string, extra: Partial<Echo['metadata']> = 
   };
 }
 
-/**
- * Records writes. Answers POSTs with the body, like the server would (plus a resourceVersion), and
- * status PATCHes like the server: 404 without the object, 409 when the patch names another
- * resourceVersion, else the object with the status merged and a new resourceVersion.
- */
-class FakeApi {
-  writes: { method: string; path: string; body?: any }[] = [];
-  /** Thrown by the next request of that method. */
-  failNext: { method: string; err: ApiError } | undefined;
-  existing = new Map<string, any>();
-  async request<T>(method: string, path: string, opts: { body?: unknown } = {}): Promise<T> {
-    if (this.failNext?.method === method) {
-      const { err } = this.failNext;
-      this.failNext = undefined;
-      throw err;
-    }
-    if (method === 'GET') {
-      const found = this.existing.get(path);
-      if (!found) throw new ApiError(404, 'NotFound', `${path} not found`);
-      return found as T;
-    }
-    const body = opts.body as any;
-    if (method === 'PATCH' && path.endsWith('/status')) {
-      const objectPath = path.slice(0, -'/status'.length);
-      const stored = this.existing.get(objectPath);
-      if (!stored) throw new ApiError(404, 'NotFound', `${objectPath} not found`);
-      const precondition = body.metadata?.resourceVersion;
-      if (precondition !== undefined && precondition !== stored.metadata.resourceVersion) {
-        throw new ApiError(409, 'Conflict', 'the object has been modified');
-      }
-      this.writes.push({ method, path, body });
-      const updated = {
-        ...stored,
-        metadata: { ...stored.metadata, resourceVersion: String(Number(stored.metadata.resourceVersion) + 1) },
-        status: body.status,
-      };
-      this.existing.set(objectPath, updated);
-      return updated as T;
-    }
-    this.writes.push({ method, path, body });
-    return { ...body, metadata: { ...body.metadata, resourceVersion: '1' } } as T;
-  }
-}
-
 /** `e` with the status a pass writes before it creates the Job. */
 function claimed(e: Echo): Echo {
   return { ...e, status: echoStatus(e, jobNameFor(e), undefined, reconciledOk, () => new Date('2025-12-31T00:00:00Z')) };
 }
 
-function setup(e: Echo, readYourWrites = false, options: { stalledRecheckMs?: number } = {}) {
-  const echos = new Store<Echo & { metadata: any }>();
-  echos.add(e);
-  const ryw = new ReadYourWrites<any>(echos, { addEventHandler: () => undefined });
-  const echoCache = readYourWrites ? { get: (k: string) => ryw.get(k), byIndex: () => [], wrote: (o: any) => ryw.wrote(o) } : echos;
-  const jobs = new Store<V1Job & { metadata: any }>();
-  const api = new FakeApi();
-  // What the server holds: the same Echo as the cache (a test may make them differ).
-  api.existing.set(`/apis/mmontes.io/v1alpha1/namespaces/ns/echos/${e.metadata.name}`, e as any);
-  const events: string[] = [];
-  const eventLines: string[] = [];
+/** The Job of `e`'s message as the server would hold it. */
+function jobOf(e: Echo, uid: string): V1Job {
+  const job = desiredJob(e, 'busybox');
+  return { ...job, metadata: { ...job.metadata, uid } };
+}
+
+/** A Job of that name that no Echo controls. */
+function foreignJob(name: string): V1Job {
+  return { apiVersion: 'batch/v1', kind: 'Job', metadata: { name, namespace: 'ns', uid: 'foreign', ownerReferences: [] } };
+}
+
+const statusOf = (w: FakeRequest | undefined): EchoStatus => (w?.body as { status: EchoStatus }).status;
+const condition = (obj: Echo | undefined, type: string) => findCondition(obj?.status?.conditions, type);
+
+/** An Echo on the server and in the cache, its reconciler, and what the informers would deliver. */
+function setup(e: Echo, options: { readYourWrites?: boolean; stalledRecheckMs?: number } = {}) {
+  const client = new FakeClient();
+  client.add(ECHOS, e);
+  const echos = new FakeCache<Echo>({ readYourWrites: options.readYourWrites }).add(e);
+  const jobs = new FakeCache<V1Job>();
+  const events = new FakeEventRecorder();
   const reconciler = new EchoReconciler({
-    echos: echoCache,
-    jobs: jobs,
-    api,
-    events: {
-      recordEvent: (_o, type, reason, message) => {
-        events.push(reason);
-        eventLines.push(`${type} ${reason} ${message}`);
-      },
-    },
+    echos,
+    jobs,
+    client,
+    events,
     jobImage: 'busybox',
     now: () => new Date('2026-01-01T00:00:00Z'),
-    ...options,
+    stalledRecheckMs: options.stalledRecheckMs,
   });
   const ctx = { log: nopLogger, signal: new AbortController().signal, reconcileID: 'r' };
-  return { echos, jobs, api, events, eventLines, reconciler, ctx };
+  return {
+    client,
+    echos,
+    jobs,
+    events,
+    /** One reconcile of ns/<name>: its error, or undefined. */
+    pass: () =>
+      reconciler.reconcile(`ns/${e.metadata.name}`, ctx).then(
+        () => undefined,
+        (err: unknown) => err,
+      ),
+    /** The verbs of the writes since `from`. */
+    verbs: (from = 0) => client.writes.slice(from).map((w) => w.verb),
+    /** The server's Echo. */
+    server: () => client.stored(ECHOS, `ns/${e.metadata.name}`),
+    /** The informers deliver what the server now holds. */
+    caughtUp: () => {
+      echos.syncFrom(client, ECHOS);
+      jobs.syncFrom(client, JOBS);
+    },
+  };
 }
 
 describe('Echo naming and desired Job', () => {
@@ -146,166 +135,143 @@ describe('Echo status from its Job', () => {
 describe('EchoReconciler', () => {
   it('creates one Job, writes status once, and writes nothing when run again over the same state', async () => {
     const s = setup(echo('hello', 'hi'));
-    await s.reconciler.reconcile('ns/hello', s.ctx);
+    assert.equal(await s.pass(), undefined);
     // The status the run starts with goes first: written conditionally, it confirms the cache.
+    assert.deepEqual(s.verbs(), ['patchStatus', 'create'], 'no status write after the create: it would be the same');
+    const [claim, create] = s.client.writes;
+    assert.equal((claim!.options as PatchOptions).resourceVersion, '1', 'conditional on the cached resourceVersion');
+    assert.equal(statusOf(claim).jobName, (create!.body as V1Job).metadata!.name);
+    assert.equal(statusOf(claim).phase, 'Pending');
+    s.caughtUp();
+    const writes = s.client.writes.length;
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(writes), [], 'a second pass over the same state writes nothing');
     assert.deepEqual(
-      s.api.writes.map((w) => w.method),
-      ['PATCH', 'POST'],
-      'no status write after the create: it would be the same',
+      s.events.events.map((e) => e.reason),
+      ['JobCreated'],
     );
-    assert.equal(s.api.writes[0]!.body.metadata.resourceVersion, '1');
-    assert.equal(s.api.writes[0]!.body.status.jobName, s.api.writes[1]!.body.metadata.name);
-    assert.equal(s.api.writes[0]!.body.status.phase, 'Pending');
-    // The informers deliver what was written.
-    s.jobs.add({ ...s.api.writes[1]!.body, metadata: { ...s.api.writes[1]!.body.metadata, uid: 'job-uid' } });
-    s.echos.add(s.api.existing.get('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello'));
-    s.api.writes = [];
-    await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(s.api.writes, [], 'a second pass over the same state writes nothing');
-    assert.deepEqual(s.events, ['JobCreated']);
   });
 
   it('adopts its own Job when the cache lags (AlreadyExists), and refuses a foreign one', async () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
-    const name = jobNameFor(e);
-    s.api.failNext = { method: 'POST', err: new ApiError(409, 'AlreadyExists', 'exists') };
-    s.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, {
-      metadata: {
-        name,
-        ownerReferences: [{ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: 'hello', uid: 'uid-hello', controller: true }],
-      },
-    });
-    await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(
-      s.api.writes.map((w) => w.method),
-      ['PATCH'],
-      'no second create, only status',
-    );
+    s.client.add(JOBS, jobOf(e, 'job-uid'));
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(), ['patchStatus'], 'no second create, only status');
 
     const t = setup(e);
-    t.api.failNext = { method: 'POST', err: new ApiError(409, 'AlreadyExists', 'exists') };
-    t.api.existing.set(`/apis/batch/v1/namespaces/ns/jobs/${name}`, { metadata: { name, ownerReferences: [] } });
-    await assert.rejects(
-      t.reconciler.reconcile('ns/hello', t.ctx),
-      (err: Error) => isTerminalError(err) && /not controlled by this Echo/.test(err.message),
-    );
-    const failure = t.api.writes.filter((w) => w.path.endsWith('/status')).at(-1);
+    t.client.add(JOBS, foreignJob(jobNameFor(e)));
+    const err = await t.pass();
+    assert.ok(isTerminalError(err) && /not controlled by this Echo/.test((err as Error).message));
+    const failure = t.client.writes.filter((w) => w.verb === 'patchStatus').at(-1);
     assert.equal(
-      failure?.body.status.conditions.find((c: any) => c.type === 'Reconciled').status,
+      findCondition(statusOf(failure).conditions, 'Reconciled')?.status,
       'False',
       'written over our own status write of this pass',
     );
-    assert.deepEqual(t.events, ['NameTaken']);
+    assert.deepEqual(
+      t.events.events.map((ev) => ev.reason),
+      ['NameTaken'],
+    );
+    assert.equal(t.client.stored(JOBS, `ns/${jobNameFor(e)}`)?.metadata?.uid, 'foreign', 'the foreign Job is left alone');
   });
 
   it('does not run a finished Echo again when its Job is gone, and replaces the Job of an old message', async () => {
     const e = echo('hello', 'hi');
-    const done = { ...e, status: { phase: 'Succeeded' as const, jobName: jobNameFor(e) } };
+    const done: Echo = { ...e, status: { phase: 'Succeeded', jobName: jobNameFor(e) } };
     const s = setup(done);
-    await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(s.api.writes, []);
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(), []);
 
-    const edited = { ...done, spec: { message: 'new' }, metadata: { ...done.metadata, generation: 2 } };
+    const edited: Echo = { ...done, spec: { message: 'new' }, metadata: { ...done.metadata, generation: 2 } };
     const u = setup(edited);
-    u.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'old-job' } });
-    await u.reconciler.reconcile('ns/hello', u.ctx);
-    assert.deepEqual(
-      u.api.writes.map((w) => w.method),
-      ['DELETE', 'PATCH', 'POST'],
-    );
-    assert.equal(u.api.writes[0]!.body.preconditions.uid, 'old-job');
-    assert.equal(u.api.writes[2]!.body.metadata.name, jobNameFor(edited));
+    u.client.add(JOBS, jobOf(e, 'old-job'));
+    u.caughtUp();
+    assert.equal(await u.pass(), undefined);
+    assert.deepEqual(u.verbs(), ['delete', 'patchStatus', 'create']);
+    assert.deepEqual(u.client.writes[0]!.body, { uid: 'old-job' }, 'the uid precondition');
+    assert.equal((u.client.writes[2]!.body as V1Job).metadata!.name, jobNameFor(edited));
+    assert.equal(u.client.stored(JOBS, `ns/${jobNameFor(e)}`), undefined, 'the old Job is gone');
   });
 
   it('a status write that conflicts (the cache was behind) fails the pass for the queue to back off, with no Event or failure condition', async () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
-    s.jobs.add({ ...desiredJob(e, 'busybox'), metadata: { ...desiredJob(e, 'busybox').metadata, uid: 'job-uid' } });
-    s.api.failNext = {
-      method: 'PATCH',
-      err: new ApiError(409, 'Conflict', 'Operation cannot be fulfilled on echos.mmontes.io "hello": the object has been modified'),
-    };
-    await assert.rejects(
-      s.reconciler.reconcile('ns/hello', s.ctx),
-      (err: ApiError) => err.code === 409,
-      'a conflict is an error: the queue backs off',
+    s.jobs.add(s.client.add(JOBS, jobOf(e, 'job-uid')));
+    s.client.add(ECHOS, { ...e, metadata: { ...e.metadata, resourceVersion: '2' } });
+    const conflict = await s.pass();
+    assert.ok(conflict instanceof ApiError && conflict.code === 409, 'a conflict is an error: the queue backs off');
+    assert.deepEqual(s.events.lines(), [], 'no ReconcileFailed Event');
+    assert.deepEqual(s.verbs(), [], 'no failure condition written');
+    s.caughtUp();
+    s.client.failNext('patchStatus', refusal(429, 'TooManyRequests', 'slow down'));
+    assert.equal(((await s.pass()) as ApiError).code, 429);
+    assert.deepEqual(s.events.lines(), [], 'no ReconcileFailed Event for a 429');
+    assert.deepEqual(s.verbs(), [], 'no failure condition written for a 429');
+    s.client.failNext('patchStatus', refusal(500, 'InternalError', 'boom'));
+    assert.match(String(await s.pass()), /boom/, 'other errors fail the reconcile too');
+    assert.deepEqual(
+      s.events.events.map((ev) => ev.reason),
+      ['ReconcileFailed'],
+      'and are reported',
     );
-    assert.deepEqual(s.events, [], 'no ReconcileFailed Event');
-    assert.deepEqual(s.api.writes, [], 'no failure condition written');
-    s.api.failNext = { method: 'PATCH', err: new ApiError(429, 'TooManyRequests', 'slow down') };
-    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), (err: ApiError) => err.code === 429);
-    assert.deepEqual(s.events, [], 'no ReconcileFailed Event for a 429');
-    assert.deepEqual(s.api.writes, [], 'no failure condition written for a 429');
-    s.api.failNext = { method: 'PATCH', err: new ApiError(500, 'InternalError', 'boom') };
-    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /boom/, 'other errors fail the reconcile too');
-    assert.deepEqual(s.events, ['ReconcileFailed'], 'and are reported');
   });
 
   it('the pass after our own writes acts on what we wrote, not the older cached Echo: no 409, nothing to write', async () => {
-    const e = echo('hello', 'hi');
-    const s = setup(e, true);
-    await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(
-      s.api.writes.map((w) => w.method),
-      ['PATCH', 'POST'],
-    );
-    // The Job's ADD event wakes the Echo again; the Echos watch has not delivered our write yet.
-    s.jobs.add({ ...s.api.writes[1]!.body, metadata: { ...s.api.writes[1]!.body.metadata, uid: 'job-uid' } });
-    assert.equal(s.echos.get('ns/hello')!.metadata.resourceVersion, '1', 'the cache is behind');
-    await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(
-      s.api.writes.map((w) => w.method),
-      ['PATCH', 'POST'],
-      'no second (conflicting) status write',
-    );
+    for (const readYourWrites of [true, false]) {
+      const s = setup(echo('hello', 'hi'), { readYourWrites });
+      assert.equal(await s.pass(), undefined);
+      // The Job's ADD event wakes the Echo again; the Echos watch has not delivered our write yet.
+      s.jobs.syncFrom(s.client, JOBS);
+      const outcome = await s.pass();
+      if (readYourWrites) {
+        assert.equal(outcome, undefined);
+        assert.deepEqual(s.verbs(), ['patchStatus', 'create'], 'no second (conflicting) status write');
+      } else {
+        assert.equal((outcome as ApiError).code, 409, 'without read-your-writes, the stale copy conflicts');
+      }
+    }
   });
 
   it('deletes no previous run while the server has a newer spec than the cache (a lagging Echos cache)', async () => {
-    const e = echo('hello', 'old');
-    const s = setup(e);
+    const s = setup(echo('hello', 'old'));
     // The Job of the current message, made by the previous leader; this cache still has the old one.
     const current = echo('hello', 'new', { generation: 2, resourceVersion: '9' });
-    s.jobs.add({ ...desiredJob(current, 'busybox'), metadata: { ...desiredJob(current, 'busybox').metadata, uid: 'current-job' } });
-    s.api.existing.set('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello', current as any);
-    await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(s.api.writes, [], 'no DELETE, no claim, no Job');
-    s.api.existing.delete('/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello');
-    await s.reconciler.reconcile('ns/hello', s.ctx);
-    assert.deepEqual(s.api.writes, [], 'nor when the Echo is gone');
+    s.jobs.add(jobOf(current, 'current-job'));
+    s.client.add(ECHOS, current);
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(), [], 'no DELETE, no claim, no Job');
+    s.client.remove(ECHOS, 'ns/hello');
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(), [], 'nor when the Echo is gone');
   });
 
   it('a run whose Job create keeps being refused keeps Reconciled=False: the claim does not flip it back', async () => {
-    const e = echo('hello', 'hi');
-    const s = setup(e);
-    const quota = new ApiError(
+    const s = setup(echo('hello', 'hi'));
+    const quota = refusal(
       403,
       'Forbidden',
       'jobs.batch "x" is forbidden: exceeded quota: none, requested: count/jobs.batch=1, used: count/jobs.batch=0, limited: count/jobs.batch=0',
     );
-    s.api.failNext = { method: 'POST', err: quota };
-    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /exceeded quota/);
-    const path = '/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello';
-    const afterFirst = s.api.existing.get(path);
-    assert.equal(afterFirst.status.conditions.find((c: any) => c.type === 'Reconciled').status, 'False');
+    s.client.failNext('create', quota);
+    assert.match(String(await s.pass()), /exceeded quota/);
+    assert.equal(condition(s.server(), 'Reconciled')?.status, 'False');
     // The next pass sees what the server has (the cache caught up) and is refused again.
-    s.echos.add(afterFirst);
-    const writesBefore = s.api.writes.length;
-    s.api.failNext = { method: 'POST', err: quota };
-    await assert.rejects(s.reconciler.reconcile('ns/hello', s.ctx), /exceeded quota/);
-    const statusWrites = s.api.writes.slice(writesBefore).filter((w) => w.method === 'PATCH');
-    assert.deepEqual(statusWrites, [], 'no status write: the condition already says why');
-    assert.equal(s.api.existing.get(path).status.conditions.find((c: any) => c.type === 'Reconciled').status, 'False');
+    s.caughtUp();
+    const writes = s.client.writes.length;
+    s.client.failNext('create', quota);
+    assert.match(String(await s.pass()), /exceeded quota/);
+    assert.deepEqual(s.verbs(writes), [], 'no status write: the condition already says why');
+    assert.equal(condition(s.server(), 'Reconciled')?.status, 'False');
   });
 
   it('starts no run when the server says the cache is behind: Echo gone, re-created, deleting, newer, or run finished', async () => {
     const e = echo('hello', 'hi');
-    const path = '/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello';
     const server: [string, Echo | undefined][] = [
       ['gone', undefined],
       ['re-created', echo('hello', 'hi', { uid: 'another', resourceVersion: '7' })],
       ['deleting', echo('hello', 'hi', { deletionTimestamp: '2026-01-01T00:00:00Z', resourceVersion: '7' })],
-      ['newer spec', { ...echo('hello', 'bye', { generation: 2, resourceVersion: '7' }) }],
+      ['newer spec', echo('hello', 'bye', { generation: 2, resourceVersion: '7' })],
       ['finished', { ...e, metadata: { ...e.metadata, resourceVersion: '7' }, status: { phase: 'Succeeded', jobName: jobNameFor(e) } }],
     ];
     // The cache holds a plain new Echo (the claim is a write), or one whose status already names
@@ -313,25 +279,18 @@ describe('EchoReconciler', () => {
     for (const cached of [e, claimed(e)]) {
       for (const [what, live] of server) {
         const s = setup(cached);
-        if (live) s.api.existing.set(path, live as any);
-        else s.api.existing.delete(path);
-        const outcome = await s.reconciler.reconcile('ns/hello', s.ctx).catch((err: ApiError) => err.code);
-        assert.deepEqual(s.api.writes, [], `${what}${cached.status ? ' (claimed before)' : ''}: no Job, no status`);
-        if (cached === e && what !== 'gone') assert.equal(outcome, 409, `${what}: a conflict, retried with backoff`);
+        if (live) s.client.add(ECHOS, live);
+        else s.client.remove(ECHOS, 'ns/hello');
+        const outcome = await s.pass();
+        assert.deepEqual(s.verbs(), [], `${what}${cached.status ? ' (claimed before)' : ''}: no Job, no status`);
+        if (cached === e && what !== 'gone') assert.equal((outcome as ApiError).code, 409, `${what}: a conflict, retried with backoff`);
       }
       const ok = setup(cached);
-      await ok.reconciler.reconcile('ns/hello', ok.ctx);
-      assert.deepEqual(
-        ok.api.writes.map((w) => w.method),
-        cached.status ? ['POST'] : ['PATCH', 'POST'],
-        'in step: the run starts',
-      );
+      assert.equal(await ok.pass(), undefined);
+      assert.deepEqual(ok.verbs(), cached.status ? ['create'] : ['patchStatus', 'create'], 'in step: the run starts');
     }
   });
 });
-
-const ECHO_PATH = '/apis/mmontes.io/v1alpha1/namespaces/ns/echos/hello';
-const condition = (obj: any, type: string) => obj.status?.conditions?.find((c: any) => c.type === type);
 
 /** What the API server answers when its validation of the Job refuses a field. */
 function invalidJob(name: string): ApiError {
@@ -350,13 +309,13 @@ describe('EchoReconciler: refusals only a change can cure stall the Echo', () =>
   it('a Job the server finds Invalid: Stalled=True with its message, observedGeneration, one Event, no retry; the same again writes nothing', async () => {
     const e = echo('hello', 'hi');
     const s = setup(e);
-    s.api.failNext = { method: 'POST', err: invalidJob(jobNameFor(e)) };
-    const err = await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x);
+    s.client.failNext('create', invalidJob(jobNameFor(e)));
+    const err = await s.pass();
     assert.ok(isTerminalError(err), 'a TerminalError: the controller does not retry it');
     assert.equal(terminalErrorIn(err)!.recheckAfterMs, undefined, 'only a new generation wakes it (the watch)');
-    const stalled = s.api.existing.get(ECHO_PATH);
+    const stalled = s.server()!;
     const serverMessage = 'Job.batch "' + jobNameFor(e) + '" is invalid: spec.template.spec.containers[0].image: Required value';
-    assert.equal(stalled.status.observedGeneration, 1, 'the generation looked at');
+    assert.equal(stalled.status?.observedGeneration, 1, 'the generation looked at');
     assert.deepEqual(
       ['Ready', 'Stalled', 'Reconciled', 'Reconciling'].map((t) => [t, condition(stalled, t)?.status, condition(stalled, t)?.reason]),
       [
@@ -366,61 +325,64 @@ describe('EchoReconciler: refusals only a change can cure stall the Echo', () =>
         ['Reconciling', undefined, undefined],
       ],
     );
-    assert.equal(condition(stalled, 'Stalled').message, serverMessage, "the server's own message");
-    assert.deepEqual(s.eventLines, [`Warning Invalid ${serverMessage}`], 'one Warning Event');
+    assert.equal(condition(stalled, 'Stalled')?.message, serverMessage, "the server's own message");
+    assert.deepEqual(s.events.lines(), [`Warning Invalid ${serverMessage}`], 'one Warning Event');
 
     // Looked at again (a resync, a restart): the same refusal, nothing written, no Event.
-    s.echos.add(stalled);
-    const writes = s.api.writes.length;
-    s.api.failNext = { method: 'POST', err: invalidJob(jobNameFor(e)) };
-    assert.ok(isTerminalError(await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x)), 'a TerminalError');
-    assert.deepEqual(s.api.writes.slice(writes), [], 'no write');
-    assert.equal(s.eventLines.length, 1, 'no second Event');
+    s.caughtUp();
+    const writes = s.client.writes.length;
+    s.client.failNext('create', invalidJob(jobNameFor(e)));
+    assert.ok(isTerminalError(await s.pass()), 'a TerminalError');
+    assert.deepEqual(s.verbs(writes), [], 'no write');
+    assert.equal(s.events.events.length, 1, 'no second Event');
 
     // A new spec (generation 2) is accepted: the run starts, Stalled goes.
-    const fixed = { ...stalled, spec: { message: 'fixed' }, metadata: { ...stalled.metadata, generation: 2 } };
-    s.api.existing.set(ECHO_PATH, fixed);
-    s.echos.add(fixed);
-    await s.reconciler.reconcile('ns/hello', s.ctx);
-    const now = s.api.existing.get(ECHO_PATH);
-    assert.equal(now.status.observedGeneration, 2);
+    const fixed: Echo = { ...stalled, spec: { message: 'fixed' }, metadata: { ...stalled.metadata, generation: 2 } };
+    s.client.add(ECHOS, fixed);
+    s.caughtUp();
+    assert.equal(await s.pass(), undefined);
+    const now = s.server()!;
+    assert.equal(now.status?.observedGeneration, 2);
     assert.equal(condition(now, 'Stalled'), undefined, 'Stalled removed');
     assert.equal(condition(now, 'Reconciling')?.status, 'True');
     assert.equal(condition(now, 'Reconciled')?.status, 'True');
-    assert.ok(
-      s.api.writes.some((w) => w.method === 'POST' && w.body.metadata.name === jobNameFor(fixed)),
-      'the Job created',
-    );
+    assert.ok(s.client.stored(JOBS, `ns/${jobNameFor(fixed)}`), 'the Job created');
   });
 
   it('a Job name taken by a Job it does not control: NameTaken stall, rechecked; the recheck writes nothing while it holds; gone, the run starts', async () => {
     const e = echo('hello', 'hi');
-    const s = setup(e, false, { stalledRecheckMs: 1234 });
-    const jobPath = `/apis/batch/v1/namespaces/ns/jobs/${jobNameFor(e)}`;
-    s.api.existing.set(jobPath, { metadata: { name: jobNameFor(e), ownerReferences: [] } });
-    const exists = () => ({ method: 'POST', err: new ApiError(409, 'AlreadyExists', 'exists') });
-    s.api.failNext = exists();
-    const err = await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x);
+    const s = setup(e, { stalledRecheckMs: 1234 });
+    s.client.add(JOBS, foreignJob(jobNameFor(e)));
+    const err = await s.pass();
     assert.equal(terminalErrorIn(err)?.recheckAfterMs, 1234, 'terminal, with a recheck: the foreign Job is not watched');
-    const stalled = s.api.existing.get(ECHO_PATH);
+    const stalled = s.server()!;
     assert.equal(condition(stalled, 'Stalled')?.reason, 'NameTaken');
-    assert.match(condition(stalled, 'Stalled')?.message, /already exists and is not controlled by this Echo/);
-    assert.equal(stalled.status.observedGeneration, 1);
-    assert.deepEqual(s.events, ['NameTaken']);
+    assert.match(condition(stalled, 'Stalled')?.message ?? '', /already exists and is not controlled by this Echo/);
+    assert.equal(stalled.status?.observedGeneration, 1);
+    assert.deepEqual(
+      s.events.events.map((ev) => ev.reason),
+      ['NameTaken'],
+    );
 
-    s.echos.add(stalled);
-    const writes = s.api.writes.length;
-    s.api.failNext = exists();
-    assert.ok(isTerminalError(await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x)), 'a TerminalError');
-    assert.deepEqual(s.api.writes.slice(writes), [], 'the recheck writes nothing');
-    assert.deepEqual(s.events, ['NameTaken'], 'and records no Event');
+    s.echos.syncFrom(s.client, ECHOS);
+    const writes = s.client.writes.length;
+    assert.ok(isTerminalError(await s.pass()), 'a TerminalError');
+    assert.deepEqual(s.verbs(writes), [], 'the recheck writes nothing');
+    assert.deepEqual(
+      s.events.events.map((ev) => ev.reason),
+      ['NameTaken'],
+      'and records no Event',
+    );
 
-    s.api.existing.delete(jobPath);
-    await s.reconciler.reconcile('ns/hello', s.ctx);
-    const ready = s.api.existing.get(ECHO_PATH);
+    s.client.remove(JOBS, `ns/${jobNameFor(e)}`);
+    assert.equal(await s.pass(), undefined);
+    const ready = s.server()!;
     assert.equal(condition(ready, 'Stalled'), undefined, 'Stalled removed');
     assert.equal(condition(ready, 'Reconciled')?.status, 'True');
-    assert.deepEqual(s.events, ['NameTaken', 'JobCreated']);
+    assert.deepEqual(
+      s.events.events.map((ev) => ev.reason),
+      ['NameTaken', 'JobCreated'],
+    );
   });
 
   it('what is not terminal goes back to the queue with backoff: 403, an admission policy (422 naming no field), a webhook 400, 500, transport', async () => {
@@ -437,34 +399,39 @@ describe('EchoReconciler: refusals only a change can cure stall the Echo', () =>
       new ApiError(500, 'InternalError', 'boom', { kind: 'Status', code: 500, reason: 'InternalError' }),
       new ApiError(0, 'TransportError', 'POST /apis/batch/v1/namespaces/ns/jobs: ECONNRESET'),
     ];
-    for (const refusal of refusals) {
+    for (const refused of refusals) {
       const s = setup(echo('hello', 'hi'));
-      s.api.failNext = { method: 'POST', err: refusal };
-      const err = await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x);
-      assert.equal(err, refusal, `${refusal.code} ${refusal.reason}: rethrown as it is`);
+      s.client.failNext('create', refused);
+      const err = await s.pass();
+      assert.equal(err, refused, `${refused.code} ${refused.reason}: rethrown as it is`);
       assert.ok(!isTerminalError(err));
-      const now = s.api.existing.get(ECHO_PATH);
-      assert.equal(condition(now, 'Stalled'), undefined, `${refusal.code}: not Stalled`);
-      assert.equal(condition(now, 'Reconciled')?.status, 'False');
-      assert.deepEqual(s.events, ['ReconcileFailed']);
+      assert.equal(condition(s.server(), 'Stalled'), undefined, `${refused.code}: not Stalled`);
+      assert.equal(condition(s.server(), 'Reconciled')?.status, 'False');
+      assert.deepEqual(
+        s.events.events.map((ev) => ev.reason),
+        ['ReconcileFailed'],
+      );
     }
   });
 
   it("a 400 BadRequest that is the server's own (it could not accept the request) stalls", async () => {
     const s = setup(echo('hello', 'hi'));
     const message = 'Job in version "v1" cannot be handled as a Job: json: cannot unmarshal string';
-    s.api.failNext = {
-      method: 'POST',
-      err: new ApiError(400, 'BadRequest', `POST /apis/batch/v1/namespaces/ns/jobs: ${message}`, {
+    s.client.failNext(
+      'create',
+      new ApiError(400, 'BadRequest', `POST /apis/batch/v1/namespaces/ns/jobs: ${message}`, {
         kind: 'Status',
         code: 400,
         reason: 'BadRequest',
         message,
       }),
-    };
-    assert.ok(isTerminalError(await s.reconciler.reconcile('ns/hello', s.ctx).catch((x: unknown) => x)), 'a TerminalError');
-    assert.equal(condition(s.api.existing.get(ECHO_PATH), 'Stalled')?.message, message);
-    assert.deepEqual(s.events, ['BadRequest']);
+    );
+    assert.ok(isTerminalError(await s.pass()), 'a TerminalError');
+    assert.equal(condition(s.server(), 'Stalled')?.message, message);
+    assert.deepEqual(
+      s.events.events.map((ev) => ev.reason),
+      ['BadRequest'],
+    );
   });
 });
 

@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { buildCrd } from '../../src/api/index.js';
-import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { CUSTOM_RESOURCES } from '../../src/api/resources.js';
+import { GROUP } from '../../src/api/group.js';
+import { CONTROLLERS } from '../../src/controllers/index.js';
+import { CRONJOBS, EVENTS, JOBS } from '../../src/kube/resources.js';
 import { echoPodTemplate } from '../../src/controllers/common/pod.js';
 import { SETTINGS, parseSettings } from '../../src/config/index.js';
 import { synthesize, synthesizeFiles, type Manifest } from '../../infra/chart.js';
@@ -20,14 +23,19 @@ import { applyEnvOverrides, loadValues, parseValues, ValuesError } from '../../i
 
 type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resourceNames?: string[]; nonResourceURLs?: string[] };
 
+/** The kinds the controllers reconcile, as they declare them (custom resources of our group). */
+const PRIMARIES = CONTROLLERS.map((d) => d.primary.resource);
+/** The kinds they own, each with the kind of its owner, as declared. */
+const OWNED = CONTROLLERS.flatMap((d) => d.owned.map((o) => ({ type: o.type, owner: d.primary })));
+
 /** The operator's whole permission set in a watched namespace (or cluster-wide), verb by verb. */
 const OPERATOR_RULES: Rule[] = [
-  { apiGroups: ['mmontes.io'], resources: ['echos', 'scheduledechos'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['mmontes.io'], resources: ['echos/status', 'scheduledechos/status'], verbs: ['patch'] },
-  { apiGroups: ['mmontes.io'], resources: ['echos/finalizers', 'scheduledechos/finalizers'], verbs: ['update'] },
-  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-  { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
-  { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+  { apiGroups: [GROUP], resources: PRIMARIES, verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: PRIMARIES.map((r) => `${r}/status`), verbs: ['patch'] },
+  { apiGroups: [GROUP], resources: PRIMARIES.map((r) => `${r}/finalizers`), verbs: ['update'] },
+  { apiGroups: [JOBS.group], resources: [JOBS.resource], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+  { apiGroups: [CRONJOBS.group], resources: [CRONJOBS.resource], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+  { apiGroups: [EVENTS.group], resources: [EVENTS.resource], verbs: ['create', 'patch'] },
 ];
 
 /** With HA only, in the operator's namespace only. */
@@ -209,7 +217,7 @@ describe('the confinement policy (confineServiceAccount)', () => {
     assert.equal(p.metadata.name, 'echoperator-confinement');
     assert.equal(p.spec.failurePolicy, 'Fail');
     assert.deepEqual(p.spec.matchConstraints.resourceRules, [
-      { apiGroups: ['batch'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['jobs', 'cronjobs'] },
+      { apiGroups: ['batch'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: OWNED.map((o) => o.type.resource) },
     ]);
     const binding = one(objs, 'ValidatingAdmissionPolicyBinding');
     assert.deepEqual(binding.spec, { policyName: 'echoperator-confinement', validationActions: ['Deny'] });
@@ -254,8 +262,16 @@ describe('the confinement policy (confineServiceAccount)', () => {
     const variables = Object.fromEntries(
       (policy(objects()).spec.variables as { name: string; expression: string }[]).map((v) => [v.name, v.expression]),
     );
-    assert.equal(variables.ownerKind, '{"jobs": "Echo", "cronjobs": "ScheduledEcho"}[request.resource.resource]');
-    assert.equal(variables.ownerGroup, '{"jobs": "mmontes.io", "cronjobs": "mmontes.io"}[request.resource.resource]');
+    const byResource = (value: (o: (typeof OWNED)[number]) => string): string =>
+      `{${OWNED.map((o) => `"${o.type.resource}": "${value(o)}"`).join(', ')}}[request.resource.resource]`;
+    assert.equal(
+      variables.ownerKind,
+      byResource((o) => o.owner.kind),
+    );
+    assert.equal(
+      variables.ownerGroup,
+      byResource((o) => o.owner.group),
+    );
     assert.equal(
       variables.pod,
       '(request.resource.resource == "jobs" ? object.spec.template : object.spec.jobTemplate.spec.template).spec',
@@ -466,7 +482,9 @@ describe('the operator pod', () => {
 
   it('takes settings from the ConfigMap and its identity from the downward API', () => {
     assert.deepEqual(c.envFrom, [{ configMapRef: { name: 'echoperator-config' } }]);
-    const env = Object.fromEntries((c.env as any[]).map((e) => [e.name, e.valueFrom.fieldRef.fieldPath]));
+    const env = Object.fromEntries(
+      (c.env as { name: string; valueFrom: { fieldRef: { fieldPath: string } } }[]).map((e) => [e.name, e.valueFrom.fieldRef.fieldPath]),
+    );
     assert.deepEqual(env, {
       POD_NAME: 'metadata.name',
       POD_NAMESPACE: 'metadata.namespace',

@@ -10,13 +10,13 @@ import { describe, it } from 'node:test';
 import type { V1CronJob, V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { buildCrd } from '../../src/api/crd.js';
-import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { CUSTOM_RESOURCES } from '../../src/api/resources.js';
 import type { Condition } from '../../src/api/schema.js';
 import type { ScheduledEcho } from '../../src/api/scheduledecho.js';
-import { readinessConditions } from '../../src/controllers/common/conditions.js';
+import { readinessConditions } from '../../src/runtime/reconcile/conditions.js';
 import { echoStatus, reconciledOk } from '../../src/controllers/echo/status.js';
 import { scheduledEchoStatus } from '../../src/controllers/scheduledecho/status.js';
-import { stallAt, stalledStatus } from '../../src/controllers/common/stalled.js';
+import { stallAt, stalledStatus } from '../../src/runtime/reconcile/stalled.js';
 
 type KStatus = 'InProgress' | 'Current' | 'Failed';
 

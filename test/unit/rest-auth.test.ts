@@ -20,6 +20,9 @@ import { ApiError } from '../../src/kube/errors.js';
 import { RestClient, type RestClientOptions } from '../../src/kube/rest.js';
 import { KubeLeaseLock, LeaderElector } from '../../src/runtime/leaderelection/index.js';
 
+/** What KubeConfig.loadFromOptions takes. */
+type KubeConfigOptions = Parameters<KubeConfig['loadFromOptions']>[0];
+
 /** A kubeconfig whose user's exec plugin answers nothing for 20 s (then exits, leaving nothing behind). */
 function hungPluginClient(): RestClient {
   const kc = new KubeConfig();
@@ -30,7 +33,7 @@ function hungPluginClient(): RestClient {
     ],
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
-  } as any);
+  } as KubeConfigOptions);
   const rest = new RestClient(kc);
   after(() => rest.close());
   return rest;
@@ -92,7 +95,7 @@ function pluginClient(server: string, script: string, options: RestClientOptions
     ],
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
-  } as any);
+  } as KubeConfigOptions);
   const rest = new RestClient(kc, options);
   after(() => rest.close());
   return rest;

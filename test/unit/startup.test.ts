@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { CONTROLLERS } from '../../src/controllers/index.js';
+import { runnableControllers } from '../../src/controllers/index.js';
 import { RestClient } from '../../src/kube/rest.js';
 import { Manager, type ManagerConfig } from '../../src/manager/manager.js';
 import { StartupTimeoutError } from '../../src/manager/startup.js';
@@ -16,7 +16,6 @@ const config: ManagerConfig = {
   namespace: 'ops',
   watchNamespaces: undefined,
   workers: 1,
-  jobImage: 'busybox',
   resyncPeriodMs: 0,
   shutdownTimeoutMs: 1000,
   leaderElection: undefined,
@@ -42,7 +41,7 @@ describe('start-up deadline', () => {
     });
     const rest = new RestClient(kc, { env: {} });
     t.after(() => rest.close());
-    const manager = new Manager(config, { rest }, CONTROLLERS);
+    const manager = new Manager(config, { rest }, runnableControllers({ jobImage: 'busybox' }));
     t.after(() => {
       for (const c of manager.controllers) c.queue.shutDown();
     });

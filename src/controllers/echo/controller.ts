@@ -1,19 +1,28 @@
 /**
- * The Echo controller: For(Echo).Owns(Job). Echos are cached without their annotations
+ * The Echo controller: For(Echo).Owns(Job). An Echo wakes it when created, deleted, or changed in
+ * spec (generation) or deletion, not by status writes (its own included). Echos are cached without their annotations
  * (primaryForCache); only Jobs we labelled are cached, without their pod template (jobForCache);
  * the reconciler creates a run's Job and deletes a previous run's.
  */
-import type { V1Job } from '@kubernetes/client-node';
-import type { CustomResourceKind } from '../../api/crd.js';
-import { ECHOS, type Echo } from '../../api/echo.js';
+import { ECHOS } from '../../api/echo.js';
 import { JOBS } from '../../kube/resources.js';
 import { controllerFor } from '../../runtime/controller/builder.js';
+import { generationChangedOrDeleted } from '../../runtime/controller/predicates.js';
 import { primaryForCache } from '../common/cache.js';
 import { MANAGED_SELECTOR } from '../common/labels.js';
-import type { ReconcilerDeps } from '../common/ports.js';
 import { jobForCache } from './cache.js';
 import { EchoReconciler } from './reconciler.js';
 
-export const echoController = controllerFor<Echo, CustomResourceKind>(ECHOS, { transform: primaryForCache })
-  .owns<V1Job>(JOBS, { labelSelector: MANAGED_SELECTOR, transform: jobForCache, writes: ['create', 'delete'] })
-  .complete((caches, deps: ReconcilerDeps) => new EchoReconciler({ echos: caches.primary, jobs: caches.owned(JOBS), ...deps }));
+/** What the Echo controller is given from the operator's settings. */
+export interface EchoContext {
+  /** The image of the pods that print (JOB_IMAGE). */
+  jobImage: string;
+}
+
+export const echoController = controllerFor(ECHOS, { transform: primaryForCache })
+  .withEventFilter(generationChangedOrDeleted)
+  .owns(JOBS, { labelSelector: MANAGED_SELECTOR, transform: jobForCache, writes: ['create', 'delete'] })
+  .complete(
+    ({ caches, client, events }, context: EchoContext) =>
+      new EchoReconciler({ echos: caches.primary, jobs: caches.owned(JOBS), client, events, jobImage: context.jobImage }),
+  );

@@ -11,22 +11,24 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { ECHOS, type Echo } from '../../api/echo.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
-import { JOBS, resourcePath, withTypeMeta } from '../../kube/resources.js';
+import { JOBS, withTypeMeta } from '../../kube/resources.js';
+import { keyOf } from '../../runtime/client/client.js';
 import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
-import { findCondition } from '../common/conditions.js';
-import { PrimaryReconciler, type Latest } from '../common/primary.js';
-import { NameTakenError, stallAt } from '../common/stalled.js';
+import { findCondition } from '../../runtime/reconcile/conditions.js';
+import { PrimaryReconciler, type Latest } from '../../runtime/reconcile/primary.js';
+import { NameTakenError, stallAt } from '../../runtime/reconcile/stalled.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 import type { EventRecorder } from '../../runtime/events.js';
-import type { ApiWriter, ObjectCache } from '../common/ports.js';
-import { writeStatus } from '../common/status.js';
+import type { ObjectCache } from '../../runtime/cache/index.js';
+import type { Client } from '../../runtime/client/client.js';
+import { writeStatus } from '../../runtime/reconcile/status.js';
 import { desiredJob, jobNameFor } from './desired.js';
 import { echoStatus, isFinished, RECONCILED_CONDITION, reconciledOk } from './status.js';
 
 export interface EchoReconcilerDeps {
   echos: ObjectCache<Echo>;
   jobs: ObjectCache<V1Job>;
-  api: ApiWriter;
+  client: Client;
   events: EventRecorder;
   jobImage: string;
   now?: () => Date;
@@ -39,7 +41,7 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
     super({
       type: ECHOS,
       cache: deps.echos,
-      api: deps.api,
+      client: deps.client,
       events: deps.events,
       failureCondition: RECONCILED_CONDITION,
       now: deps.now,
@@ -48,7 +50,7 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
   }
 
   protected async pass(latest: Latest<Echo>, ctx: ReconcileContext): Promise<void> {
-    const { api, events } = this.deps;
+    const { client, events } = this.deps;
     const echo = latest.object;
     const jobName = jobNameFor(echo);
     const owned = this.deps.jobs.byIndex(CONTROLLER_OWNER_INDEX, echo.metadata.uid!);
@@ -85,7 +87,15 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
     }
     const current = latest.object;
     const desired = echoStatus(current, jobName, job, reconciledOk, this.now);
-    const written = await writeStatus(api, ECHOS, current, current.status, desired, ctx.signal, this.wrote);
+    const written = await writeStatus({
+      client,
+      type: ECHOS,
+      object: current,
+      current: current.status,
+      desired,
+      signal: ctx.signal,
+      wrote: this.wrote,
+    });
     if (written) latest.object = withTypeMeta(ECHOS, written);
     // Either write (the claim or this one) replaced the cached Echo in `latest`.
     if (latest.object !== echo) {
@@ -120,7 +130,15 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
     const stall = stallAt(echo.status?.conditions, echo.metadata.generation);
     const starting = echoStatus(echo, jobName, undefined, reconciled, this.now, stall);
     try {
-      const written = await writeStatus(this.deps.api, ECHOS, echo, echo.status, starting, ctx.signal, this.wrote);
+      const written = await writeStatus({
+        client: this.deps.client,
+        type: ECHOS,
+        object: echo,
+        current: echo.status,
+        desired: starting,
+        signal: ctx.signal,
+        wrote: this.wrote,
+      });
       return written ?? (await this.runStillWanted(echo, jobName, ctx));
     } catch (err) {
       if (!isNotFound(err)) throw err; // a 409 goes back to the queue, with backoff
@@ -144,9 +162,7 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
   private async checkLive(echo: Echo, ctx: ReconcileContext): Promise<{ live?: Echo; why?: string }> {
     let live: Echo;
     try {
-      live = await this.deps.api.request<Echo>('GET', resourcePath(ECHOS, echo.metadata.namespace, echo.metadata.name), {
-        signal: ctx.signal,
-      });
+      live = await this.deps.client.get(ECHOS, keyOf(echo), { signal: ctx.signal });
     } catch (err) {
       if (isNotFound(err)) return { why: 'the Echo is gone' };
       throw err;
@@ -167,14 +183,14 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
     const body = desiredJob(echo, this.deps.jobImage);
     const ns = echo.metadata.namespace!;
     try {
-      const created = await this.deps.api.request<V1Job>('POST', resourcePath(JOBS, ns), { body, signal: ctx.signal });
+      const created = await this.deps.client.create(JOBS, body, { signal: ctx.signal });
       ctx.log.info('job created', { job: body.metadata!.name });
       this.deps.events.recordEvent(echo, 'Normal', 'JobCreated', `Created Job ${body.metadata!.name} to print the message`);
       return created;
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // Made by an earlier pass whose watch event has not reached the cache yet: use it.
-      const existing = await this.deps.api.request<V1Job>('GET', resourcePath(JOBS, ns, body.metadata!.name), { signal: ctx.signal });
+      const existing = await this.deps.client.get(JOBS, keyOf(body), { signal: ctx.signal });
       const owner = existing.metadata?.ownerReferences?.find((r) => r.controller);
       if (owner?.uid !== echo.metadata.uid) {
         throw new NameTakenError(`Job ${ns}/${body.metadata!.name} already exists and is not controlled by this Echo; delete or rename it`);
@@ -185,13 +201,10 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
 
   /** True when this call deleted the Job (false: it was already gone). */
   private async deleteJob(job: V1Job, ctx: ReconcileContext): Promise<boolean> {
-    const { name, namespace, uid } = job.metadata ?? {};
+    const { name, uid } = job.metadata ?? {};
     try {
-      await this.deps.api.request('DELETE', resourcePath(JOBS, namespace, name), {
-        // Background: the pods go too; the uid precondition never deletes a same-named newcomer.
-        body: { propagationPolicy: 'Background', preconditions: { uid } },
-        signal: ctx.signal,
-      });
+      // Background: the pods go too; the uid precondition never deletes a same-named newcomer.
+      await this.deps.client.delete(JOBS, keyOf(job), { propagationPolicy: 'Background', preconditions: { uid }, signal: ctx.signal });
       ctx.log.info('previous run deleted', { job: name });
       return true;
     } catch (err) {

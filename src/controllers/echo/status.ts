@@ -9,8 +9,8 @@
  */
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo, EchoPhase, EchoStatus } from '../../api/echo.js';
-import { readinessConditions, setConditions, type ConditionInput, type Readiness } from '../common/conditions.js';
-import { apiTime, compact } from '../common/time.js';
+import { readinessConditions, setConditions, type ConditionInput, type Readiness } from '../../runtime/reconcile/conditions.js';
+import { apiTime, compact } from '../../runtime/reconcile/time.js';
 
 export const SUCCEEDED_CONDITION = 'Succeeded';
 export const RECONCILED_CONDITION = 'Reconciled';

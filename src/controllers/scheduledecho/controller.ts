@@ -1,23 +1,35 @@
 /**
- * The ScheduledEcho controller: For(ScheduledEcho).Owns(CronJob). ScheduledEchos are cached
+ * The ScheduledEcho controller: For(ScheduledEcho).Owns(CronJob). A ScheduledEcho wakes it when
+ * created, deleted, or changed in spec or deletion, not by status writes. ScheduledEchos are cached
  * without their annotations (primaryForCache); only CronJobs we labelled are cached; the
  * reconciler creates, repairs and deletes them. Every write but DELETE is a PATCH (server-side
  * apply, whose first write needs `create` too, and a merge patch of managedFields;
- * common/apply.ts): no `update`.
+ * runtime/reconcile/apply.ts): no `update`.
  */
-import type { V1CronJob } from '@kubernetes/client-node';
-import type { CustomResourceKind } from '../../api/crd.js';
-import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
+import { SCHEDULED_ECHOS } from '../../api/scheduledecho.js';
 import { CRONJOBS } from '../../kube/resources.js';
 import { controllerFor } from '../../runtime/controller/builder.js';
+import { generationChangedOrDeleted } from '../../runtime/controller/predicates.js';
 import { primaryForCache } from '../common/cache.js';
 import { MANAGED_SELECTOR } from '../common/labels.js';
-import type { ReconcilerDeps } from '../common/ports.js';
 import { ScheduledEchoReconciler } from './reconciler.js';
 
-export const scheduledEchoController = controllerFor<ScheduledEcho, CustomResourceKind>(SCHEDULED_ECHOS, { transform: primaryForCache })
-  .owns<V1CronJob>(CRONJOBS, { labelSelector: MANAGED_SELECTOR, writes: ['create', 'patch', 'delete'] })
+/** What the ScheduledEcho controller is given from the operator's settings. */
+export interface ScheduledEchoContext {
+  /** The image of the pods its CronJobs run (JOB_IMAGE). */
+  jobImage: string;
+}
+
+export const scheduledEchoController = controllerFor(SCHEDULED_ECHOS, { transform: primaryForCache })
+  .withEventFilter(generationChangedOrDeleted)
+  .owns(CRONJOBS, { labelSelector: MANAGED_SELECTOR, writes: ['create', 'patch', 'delete'] })
   .complete(
-    (caches, deps: ReconcilerDeps) =>
-      new ScheduledEchoReconciler({ scheduledEchos: caches.primary, cronJobs: caches.owned(CRONJOBS), ...deps }),
+    ({ caches, client, events }, context: ScheduledEchoContext) =>
+      new ScheduledEchoReconciler({
+        scheduledEchos: caches.primary,
+        cronJobs: caches.owned(CRONJOBS),
+        client,
+        events,
+        jobImage: context.jobImage,
+      }),
   );

@@ -3,7 +3,7 @@
  * server-side apply; the CronJob's schedule times -> the ScheduledEcho's status.
  *
  * Guarantees: the CronJob is created by apply and every field the operator sets (desired.ts) is
- * owned by its field manager from that first write (common/apply.ts), so a field edited or removed
+ * owned by its field manager from that first write (runtime/reconcile/apply.ts), so a field edited or removed
  * by hand is restored and a field it stops setting is pruned; a deleted CronJob is re-created; a
  * same-named CronJob this ScheduledEcho does not control is never written to, only reported;
  * nothing is written when the cached CronJob already holds every field we set (a restart writes
@@ -12,24 +12,26 @@
 import type { V1CronJob } from '@kubernetes/client-node';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
 import { isConflict, isNotFound } from '../../kube/errors.js';
-import { CRONJOBS, resourcePath } from '../../kube/resources.js';
+import { CRONJOBS } from '../../kube/resources.js';
 import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
-import { applyTo, createByApply } from '../common/apply.js';
-import { containsDesired } from '../common/compare.js';
-import { READY_CONDITION } from '../common/conditions.js';
-import { PrimaryReconciler, type Latest } from '../common/primary.js';
-import { NameTakenError } from '../common/stalled.js';
+import { applyTo, createByApply } from '../../runtime/reconcile/apply.js';
+import { containsDesired } from '../../runtime/reconcile/compare.js';
+import { READY_CONDITION } from '../../runtime/reconcile/conditions.js';
+import { PrimaryReconciler, type Latest } from '../../runtime/reconcile/primary.js';
+import { NameTakenError } from '../../runtime/reconcile/stalled.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 import type { EventRecorder } from '../../runtime/events.js';
-import type { ApiWriter, ObjectCache } from '../common/ports.js';
-import { writeStatus } from '../common/status.js';
+import type { ObjectCache } from '../../runtime/cache/index.js';
+import type { Client } from '../../runtime/client/client.js';
+import { writeStatus } from '../../runtime/reconcile/status.js';
+import { FIELD_MANAGER } from '../common/labels.js';
 import { desiredCronJob } from './desired.js';
 import { scheduledEchoStatus } from './status.js';
 
 export interface ScheduledEchoReconcilerDeps {
   scheduledEchos: ObjectCache<ScheduledEcho>;
   cronJobs: ObjectCache<V1CronJob>;
-  api: ApiWriter;
+  client: Client;
   events: EventRecorder;
   jobImage: string;
   now?: () => Date;
@@ -42,7 +44,7 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
     super({
       type: SCHEDULED_ECHOS,
       cache: deps.scheduledEchos,
-      api: deps.api,
+      client: deps.client,
       events: deps.events,
       failureCondition: READY_CONDITION,
       now: deps.now,
@@ -52,7 +54,7 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
 
   protected async pass(latest: Latest<ScheduledEcho>, ctx: ReconcileContext): Promise<void> {
     const se = latest.object;
-    const { api, events } = this.deps;
+    const { client, events } = this.deps;
     const desired = desiredCronJob(se, this.deps.jobImage);
     const name = desired.metadata!.name!;
     const ns = se.metadata.namespace!;
@@ -60,10 +62,15 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
 
     for (const stale of owned.filter((c) => c.metadata?.name !== name)) {
       try {
-        await api.request('DELETE', resourcePath(CRONJOBS, ns, stale.metadata?.name), {
-          body: { propagationPolicy: 'Background', preconditions: { uid: stale.metadata?.uid } },
-          signal: ctx.signal,
-        });
+        await client.delete(
+          CRONJOBS,
+          { namespace: ns, name: stale.metadata?.name ?? '' },
+          {
+            propagationPolicy: 'Background',
+            preconditions: { uid: stale.metadata?.uid },
+            signal: ctx.signal,
+          },
+        );
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -84,7 +91,7 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
     // Owner references are compared by the check above (others may add theirs beside ours).
     const { ownerReferences: _ours, ...desiredMeta } = desired.metadata!;
     if (!containsDesired({ ...desired, metadata: desiredMeta }, cronJob)) {
-      cronJob = await applyTo(api, CRONJOBS, desired, cronJob.metadata!.uid!, ctx.signal);
+      cronJob = await applyTo(client, CRONJOBS, desired, { uid: cronJob.metadata!.uid!, fieldManager: FIELD_MANAGER, signal: ctx.signal });
       change ??= 'changed';
     }
     if (change) {
@@ -98,7 +105,15 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
       events.recordEvent(se, 'Normal', reason, message);
     }
 
-    await writeStatus(api, SCHEDULED_ECHOS, se, se.status, scheduledEchoStatus(se, name, cronJob, this.now), ctx.signal, this.wrote);
+    await writeStatus({
+      client,
+      type: SCHEDULED_ECHOS,
+      object: se,
+      current: se.status,
+      desired: scheduledEchoStatus(se, name, cronJob, this.now),
+      signal: ctx.signal,
+      wrote: this.wrote,
+    });
   }
 
   /** Creates by apply; when the name is taken, the existing one is returned for the caller's ownership check. */
@@ -108,11 +123,14 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
     ctx: ReconcileContext,
   ): Promise<{ cronJob: V1CronJob; created: boolean }> {
     try {
-      return { cronJob: await createByApply(this.deps.api, CRONJOBS, desired, ctx.signal), created: true };
+      return {
+        cronJob: await createByApply(this.deps.client, CRONJOBS, desired, { fieldManager: FIELD_MANAGER, signal: ctx.signal }),
+        created: true,
+      };
     } catch (err) {
       if (!isConflict(err)) throw err;
-      const path = resourcePath(CRONJOBS, se.metadata.namespace, desired.metadata!.name);
-      const cronJob = await this.deps.api.request<V1CronJob>('GET', path, { signal: ctx.signal }).catch((getErr: unknown) => {
+      const key = { namespace: se.metadata.namespace, name: desired.metadata!.name! };
+      const cronJob = await this.deps.client.get(CRONJOBS, key, { signal: ctx.signal }).catch((getErr: unknown) => {
         // Deleted meanwhile: the conflict stands, and the next try creates it.
         throw isNotFound(getErr) ? err : getErr;
       });

@@ -6,14 +6,14 @@
  * CronJob is in place, written in the same pass that computes this status, so there is no phase
  * in which it progresses on its own. A pass that fails sets Ready=False with the error instead
  * (reportFailure), which kstatus reads as InProgress while the operator retries; a refusal only
- * a change can cure (common/stalled.ts: a schedule the server rejects, a CronJob name taken)
+ * a change can cure (runtime/reconcile/stalled.ts: a schedule the server rejects, a CronJob name taken)
  * adds Stalled=True, which kstatus reads as Failed. Before the first pass, the CRD's default
  * status.observedGeneration (0) already reads as InProgress.
  */
 import type { V1CronJob } from '@kubernetes/client-node';
 import type { ScheduledEcho, ScheduledEchoStatus } from '../../api/scheduledecho.js';
-import { readinessConditions, setConditions } from '../common/conditions.js';
-import { apiTime, compact } from '../common/time.js';
+import { readinessConditions, setConditions } from '../../runtime/reconcile/conditions.js';
+import { apiTime, compact } from '../../runtime/reconcile/time.js';
 
 export function scheduledEchoStatus(se: ScheduledEcho, name: string, cronJob: V1CronJob, now: () => Date): ScheduledEchoStatus {
   return compact({

@@ -27,7 +27,8 @@ import {
 import { nopControllerMetrics, type ControllerMetrics } from './metrics.js';
 import type { Reconciler } from './reconciler.js';
 import { terminalErrorIn } from './terminal.js';
-import { controllerOwnerKey, generationOrDeletionChanged, objectKey, type EventSource, type KubeObject } from './sources.js';
+import type { Predicate } from './predicates.js';
+import { controllerOwnerKey, objectKey, type EventSource, type KubeObject } from './sources.js';
 
 export interface ControllerOptions {
   /** Names the controller in logs and metrics (controller-runtime's `controller` label). */
@@ -103,44 +104,71 @@ export class Controller {
   }
 
   /**
-   * The primary resource: adds, deletes, and updates that change generation or start deletion.
-   * What nobody is waiting for goes behind fresh news (controller-runtime's
+   * The primary resource: its events that pass `predicate` (default all) enqueue its key. What
+   * nobody is waiting for goes behind fresh news (controller-runtime's
    * WithLowPriorityWhenUnchanged): objects of the initial list, and resyncs of unchanged objects.
    */
-  watchPrimary<T extends KubeObject>(source: EventSource<T>): this {
-    source.addEventHandler({
-      onAdd: (obj, isInInitialList) => this.enqueue(objectKey(obj), addPriority(isInInitialList)),
-      onUpdate: (oldObj, newObj) => {
-        if (generationOrDeletionChanged(oldObj, newObj)) this.enqueue(objectKey(newObj), updatePriority(oldObj, newObj));
-      },
-      onDelete: (obj) => {
-        const key = objectKey(obj);
-        this.backlogPriority.delete(key);
-        this.enqueue(key);
-      },
-    });
-    return this;
+  watchPrimary<T extends KubeObject>(source: EventSource<T>, predicate?: Predicate<T>): this {
+    return this.watch(source, (obj) => [objectKey(obj)], predicate, 'primary');
   }
 
   /**
-   * Objects this controller creates: any change enqueues their controller owner, prioritised as
+   * Objects this controller creates: their events enqueue their controller owner, prioritised as
    * for the primary, and never above the priority the owner was last reconciled at when that was
    * below the default (see backlogPriority).
    */
-  watchOwned<T extends KubeObject>(source: EventSource<T>, owner: { group: string; kind: string }): this {
-    const enqueueOwner = (obj: T, priority: number): void => {
-      const key = controllerOwnerKey(obj, owner.group, owner.kind);
-      if (key) this.enqueue(key, Math.min(priority, this.backlogPriority.get(key) ?? priority));
+  watchOwned<T extends KubeObject>(source: EventSource<T>, owner: { group: string; kind: string }, predicate?: Predicate<T>): this {
+    return this.watch(
+      source,
+      (obj) => {
+        const key = controllerOwnerKey(obj, owner.group, owner.kind);
+        return key ? [key] : [];
+      },
+      predicate,
+      'related',
+    );
+  }
+
+  /**
+   * Objects of another kind that this controller neither reconciles nor owns (controller-runtime's
+   * Watches with EnqueueRequestsFromMapFunc): their events enqueue the keys `toKeys` maps them to,
+   * capped at those keys' backlog priority as for owned objects.
+   */
+  watchMapped<T extends KubeObject>(source: EventSource<T>, toKeys: (obj: T) => string[], predicate?: Predicate<T>): this {
+    return this.watch(source, toKeys, predicate, 'related');
+  }
+
+  /**
+   * Every event `predicate` passes enqueues the keys of its object; an update, those of the old
+   * object and the new one (an owned object moved from one owner to another wakes both). Events
+   * of related objects (owned or mapped) keep a key's backlog priority.
+   */
+  private watch<T extends KubeObject>(
+    source: EventSource<T>,
+    keysOf: (obj: T) => string[],
+    predicate: Predicate<T> = {},
+    of: 'primary' | 'related',
+  ): this {
+    const enqueue = (obj: T, priority: number): void => {
+      for (const key of keysOf(obj)) {
+        this.enqueue(key, of === 'related' ? Math.min(priority, this.backlogPriority.get(key) ?? priority) : priority);
+      }
     };
     source.addEventHandler({
-      onAdd: (obj, isInInitialList) => enqueueOwner(obj, addPriority(isInInitialList)),
-      onUpdate: (oldObj, newObj) => {
-        // A Job moved from one owner to another wakes both.
-        const priority = updatePriority(oldObj, newObj);
-        enqueueOwner(oldObj, priority);
-        enqueueOwner(newObj, priority);
+      onAdd: (obj, isInInitialList) => {
+        if (predicate.create?.(obj) ?? true) enqueue(obj, addPriority(isInInitialList));
       },
-      onDelete: (obj) => enqueueOwner(obj, DEFAULT_PRIORITY),
+      onUpdate: (oldObj, newObj) => {
+        if (!(predicate.update?.(oldObj, newObj) ?? true)) return;
+        const priority = updatePriority(oldObj, newObj);
+        enqueue(oldObj, priority);
+        enqueue(newObj, priority);
+      },
+      onDelete: (obj) => {
+        // A deleted primary's backlog priority goes with it (see backlogPriority).
+        if (of === 'primary') for (const key of keysOf(obj)) this.backlogPriority.delete(key);
+        if (predicate.delete?.(obj) ?? true) enqueue(obj, DEFAULT_PRIORITY);
+      },
     });
     return this;
   }

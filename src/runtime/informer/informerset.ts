@@ -12,15 +12,15 @@ import { Informer, type InformerOptions } from './informer.js';
 import type { InformerMetrics } from './reflector.js';
 import { kubeListerWatcher } from './listwatch.js';
 
-export interface InformerSetOptions<T> {
+export interface InformerSetOptions<T extends KubeObject> {
   rest: RestClient;
-  type: ResourceType;
+  type: ResourceType<T>;
   /** undefined = all namespaces. */
   namespaces: string[] | undefined;
   labelSelector?: string;
   fieldSelector?: string;
   informer: Omit<InformerOptions<T>, 'listerWatcher' | 'name'>;
-  /** Metrics hooks per informer, by the informer's name (e.g. "echos/default"). */
+  /** Metrics hooks per informer, by the informer's name (e.g. "widgets/default"). */
   metrics?: (informerName: string) => InformerMetrics;
 }
 

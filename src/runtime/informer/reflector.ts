@@ -351,7 +351,7 @@ export class Reflector<T extends KubeObject> {
     try {
       await this.lw.watch({ resourceVersion: this.lastRV, timeoutSeconds, allowWatchBookmarks: true }, onEvent, stop.signal);
     } catch (err) {
-      // After we aborted, a rejection is only the abort echoing back.
+      // After we aborted, a rejection is only the abort coming back.
       if (!failure && !stop.signal.aborted) failure = { error: err };
     } finally {
       watchdog?.cancel();

@@ -14,21 +14,21 @@
  * Stalled.
  */
 import { describeError } from '../../kube/errors.js';
-import type { ResourceType } from '../../kube/resources.js';
-import { withTypeMeta } from '../../kube/resources.js';
-import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../../runtime/controller/reconciler.js';
-import type { EventRecorder } from '../../runtime/events.js';
-import type { Condition, ObjectMeta } from '../../api/schema.js';
-import { TerminalError } from '../../runtime/controller/terminal.js';
+import type { Condition, KubeObject, ObjectMeta } from '../../kube/object.js';
+import { withTypeMeta, type ResourceType } from '../../kube/resources.js';
+import type { Reconciler, ReconcileContext, ReconcileOutcome } from '../controller/reconciler.js';
+import type { EventRecorder } from '../events.js';
+import { TerminalError } from '../controller/terminal.js';
 import { reconcileFailed, reportFailure } from './failure.js';
-import type { ApiWriter, ObjectCache } from './ports.js';
+import type { ObjectCache } from '../cache/objectcache.js';
+import type { Client } from '../client/client.js';
 import { STALLED_RECHECK_MS, stallOf, stalledStatus, type Stall } from './stalled.js';
 import { writeStatus } from './status.js';
 
-export interface PrimaryFrame<T> {
-  type: ResourceType;
+export interface PrimaryFrame<T extends KubeObject> {
+  type: ResourceType<T>;
   cache: ObjectCache<T>;
-  api: ApiWriter;
+  client: Client;
   events: EventRecorder;
   /** The condition a failed pass sets to False. */
   failureCondition: string;
@@ -60,11 +60,22 @@ export abstract class PrimaryReconciler<
     try {
       await this.pass(latest, ctx);
     } catch (err) {
-      const { api, events, type, failureCondition } = this.frame;
+      const { client, events, type, failureCondition } = this.frame;
       const stall = ctx.signal.aborted ? undefined : stallOf(err);
       if (stall) return this.stalled(latest.object, err, stall, ctx);
       return reconcileFailed(err, ctx, () =>
-        reportFailure(api, events, type, latest.object, failureCondition, err, this.now, ctx.log, ctx.signal, this.wrote),
+        reportFailure({
+          client,
+          events,
+          type,
+          object: latest.object,
+          conditionType: failureCondition,
+          error: err,
+          now: this.now,
+          log: ctx.log,
+          signal: ctx.signal,
+          wrote: this.wrote,
+        }),
       );
     }
     return undefined;
@@ -78,18 +89,18 @@ export abstract class PrimaryReconciler<
    * as it is: nothing would cure it by retrying.
    */
   private async stalled(obj: T, err: unknown, stall: Stall, ctx: ReconcileContext): Promise<never> {
-    const { api, events, type, failureCondition } = this.frame;
+    const { client, events, type, failureCondition } = this.frame;
     let written: T | undefined;
     try {
-      written = await writeStatus(
-        api,
+      written = await writeStatus({
+        client,
         type,
-        obj,
-        obj.status,
-        stalledStatus(obj.status, failureCondition, stall, obj.metadata.generation, this.now),
-        ctx.signal,
-        this.wrote,
-      );
+        object: obj,
+        current: obj.status,
+        desired: stalledStatus(obj.status, failureCondition, stall, obj.metadata.generation, this.now),
+        signal: ctx.signal,
+        wrote: this.wrote,
+      });
     } catch (writeErr) {
       if (!stallOf(writeErr)) throw writeErr;
       ctx.log.debug('could not record the stall in status', { error: describeError(writeErr) });

@@ -2,14 +2,14 @@
  * Persistent failures must be visible on the object, not only in logs: a failed reconcile sets
  * Reconciled=False with the error before the error goes back to the queue for a retry.
  */
-import type { Condition } from '../../api/schema.js';
 import { describeError, isConflict, isForbidden, isTooManyRequests } from '../../kube/errors.js';
+import type { Condition, KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resources.js';
-import type { Logger } from '../../runtime/log.js';
-import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
+import type { Logger } from '../log.js';
+import type { ReconcileContext } from '../controller/reconciler.js';
 import { setConditions } from './conditions.js';
-import type { EventRecorder } from '../../runtime/events.js';
-import type { ApiWriter } from './ports.js';
+import type { EventRecorder } from '../events.js';
+import type { Client } from '../client/client.js';
 import { writeStatus } from './status.js';
 
 /**
@@ -47,30 +47,34 @@ export function failureReason(err: unknown): string {
     : 'ReconcileError';
 }
 
-/**
- * Sets the failure condition and records a Warning Event (the recorder's spam filter bounds how
- * many a hot loop can produce). Best effort: if even this write fails, the retry tries again.
- */
-type Reported<S> = {
-  apiVersion?: string;
-  kind?: string;
+/** The object a failure is reported on. */
+type Reported<S> = KubeObject & {
   metadata: { name?: string; namespace?: string; generation?: number; uid?: string; resourceVersion?: string };
   status?: S;
 };
 
-export async function reportFailure<S extends { conditions?: Condition[] }, O extends Reported<S>>(
-  api: ApiWriter,
-  events: EventRecorder,
-  type: ResourceType,
-  obj: O,
-  conditionType: string,
-  err: unknown,
-  now: () => Date,
-  log: Logger,
-  signal: AbortSignal,
-  wrote?: (obj: O) => void,
-): Promise<void> {
-  events.recordEvent(
+export interface FailureReport<T extends Reported<S>, S extends { conditions?: Condition[] }> {
+  client: Client;
+  events: EventRecorder;
+  type: ResourceType<T>;
+  object: T;
+  /** The condition set to False with the error. */
+  conditionType: string;
+  error: unknown;
+  now: () => Date;
+  log: Logger;
+  signal: AbortSignal;
+  /** See StatusWrite. */
+  wrote?: (obj: T) => void;
+}
+
+/**
+ * Sets the failure condition and records a Warning Event (the recorder's spam filter bounds how
+ * many a hot loop can produce). Best effort: if even this write fails, the retry tries again.
+ */
+export async function reportFailure<T extends Reported<S>, S extends { conditions?: Condition[] }>(r: FailureReport<T, S>): Promise<void> {
+  const { object: obj, type, conditionType, error: err } = r;
+  r.events.recordEvent(
     { ...obj, apiVersion: obj.apiVersion ?? `${type.group}/${type.version}`, kind: obj.kind ?? type.kind },
     'Warning',
     'ReconcileFailed',
@@ -81,12 +85,20 @@ export async function reportFailure<S extends { conditions?: Condition[] }, O ex
     current.conditions?.filter((c) => c.type === conditionType),
     [{ type: conditionType, status: 'False', reason: failureReason(err), message: describeError(err).slice(0, 1024) }],
     obj.metadata.generation,
-    now,
+    r.now,
   )[0]!;
   const conditions = [...(current.conditions ?? []).filter((c) => c.type !== conditionType), failed];
   try {
-    await writeStatus(api, type, obj, current, { ...current, conditions }, signal, wrote);
+    await writeStatus({
+      client: r.client,
+      type,
+      object: obj,
+      current,
+      desired: { ...current, conditions },
+      signal: r.signal,
+      wrote: r.wrote,
+    });
   } catch (writeErr) {
-    log.debug('could not record the failure in status', { error: describeError(writeErr) });
+    r.log.debug('could not record the failure in status', { error: describeError(writeErr) });
   }
 }

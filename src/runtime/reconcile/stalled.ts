@@ -19,7 +19,7 @@
  * Not terminal: 403 (RBAC or a quota, fixed without touching the object), 404, 409, 429, 5xx,
  * transport errors (code 0): they go back to the queue with backoff (failure.ts).
  */
-import type { Condition } from '../../api/schema.js';
+import type { Condition } from '../../kube/object.js';
 import { ApiError } from '../../kube/errors.js';
 import { READY_CONDITION, RECONCILING_CONDITION, STALLED_CONDITION, findCondition, setConditions } from './conditions.js';
 

@@ -2,7 +2,7 @@
  * Standard status conditions (metav1.Condition). lastTransitionTime changes only when status
  * changes, so recomputing the same conditions is a no-op and writes nothing.
  */
-import type { Condition } from '../../api/schema.js';
+import type { Condition } from '../../kube/object.js';
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
