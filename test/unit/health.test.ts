@@ -134,9 +134,11 @@ describe('health server', () => {
   });
 
   it('fails /healthz after the event loop stalls, and recovers once the window has passed', async () => {
-    const server = await started({ port: 0, watchdog: { intervalMs: 20, stallThresholdMs: 200, windowMs: 600 } });
+    // A stall threshold well above what a loaded machine delays a timer by (CI runs this beside
+    // control planes), and a block well above the threshold.
+    const server = await started({ port: 0, watchdog: { intervalMs: 20, stallThresholdMs: 1000, windowMs: 2000 } });
     assert.equal((await get(server.port, '/healthz')).status, 200);
-    const until = performance.now() + 350;
+    const until = performance.now() + 1500;
     while (performance.now() < until) {
       // Blocks the event loop, as a runaway synchronous computation would.
     }
@@ -144,9 +146,9 @@ describe('health server', () => {
     const stalled = await get(server.port, '/healthz');
     assert.equal(stalled.status, 500);
     assert.match(stalled.body, /^\[-\]eventloop failed$/m);
-    assert.match(String(server.evaluate('healthz').checks.find((c) => c.name === 'eventloop')?.reason), /^event loop stalled for 0\.\d s/);
+    assert.match(String(server.evaluate('healthz').checks.find((c) => c.name === 'eventloop')?.reason), /^event loop stalled for \d+\.\d s/);
     assert.equal((await get(server.port, '/readyz')).status, 500);
-    await sleep(700);
+    await sleep(2300);
     assert.equal((await get(server.port, '/healthz')).status, 200);
   });
 
