@@ -19,18 +19,12 @@ import {
   type RunnableController,
 } from '../../src/runtime/controller/index.js';
 import { nopInformerMetrics } from '../../src/runtime/informer/index.js';
+import { testManagerConfig } from '../support/manager.js';
 
 const WIDGETS: ResourceType = { group: 'example.test', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true };
 const GADGETS: ResourceType = { group: 'example.test', version: 'v1', resource: 'gadgets', kind: 'Gadget', namespaced: true };
 
-const config: ManagerConfig = {
-  namespace: 'ops',
-  watchNamespaces: undefined,
-  workers: 1,
-  resyncPeriodMs: 0,
-  shutdownTimeoutMs: 1000,
-  leaderElection: undefined,
-};
+const config: ManagerConfig = testManagerConfig();
 /** Constructing a manager sends no request: informers list and watch only when it runs. */
 const rest = { server: 'https://api.example.test' } as unknown as RestClient;
 

@@ -11,16 +11,9 @@ import { runnableControllers } from '../../src/controllers/index.js';
 import { RestClient } from '../../src/kube/rest.js';
 import { Manager, type ManagerConfig } from '../../src/manager/manager.js';
 import { StartupTimeoutError } from '../../src/manager/startup.js';
+import { testManagerConfig } from '../support/manager.js';
 
-const config: ManagerConfig = {
-  namespace: 'ops',
-  watchNamespaces: undefined,
-  workers: 1,
-  resyncPeriodMs: 0,
-  shutdownTimeoutMs: 1000,
-  leaderElection: undefined,
-  cacheSyncTimeoutMs: 400,
-};
+const config: ManagerConfig = testManagerConfig({ cacheSyncTimeoutMs: 400 });
 
 describe('start-up deadline', () => {
   it('behind a proxy that never answers, run() rejects at the deadline naming the proxy', async (t) => {
