@@ -146,7 +146,10 @@ describe('health server', () => {
     const stalled = await get(server.port, '/healthz');
     assert.equal(stalled.status, 500);
     assert.match(stalled.body, /^\[-\]eventloop failed$/m);
-    assert.match(String(server.evaluate('healthz').checks.find((c) => c.name === 'eventloop')?.reason), /^event loop stalled for \d+\.\d s/);
+    assert.match(
+      String(server.evaluate('healthz').checks.find((c) => c.name === 'eventloop')?.reason),
+      /^event loop stalled for \d+\.\d s/,
+    );
     assert.equal((await get(server.port, '/readyz')).status, 500);
     await sleep(2300);
     assert.equal((await get(server.port, '/healthz')).status, 200);
