@@ -123,11 +123,12 @@ describe('exec credential plugins, run by the operator', () => {
     it(`${what} is killed at its deadline, with what it started`, async () => {
       const pids = join(dir, `pids-${trap ? 'trap' : 'plain'}`);
       const rest = pluginClient('https://127.0.0.1:1', `${trap}\nsleep 1000 &\necho $$ $! > ${pids}.tmp && mv ${pids}.tmp ${pids}\nwait`, {
-        exec: { timeoutMs: 300, killGraceMs: 200 },
+        // Long enough for a loaded CI machine to start the shell and record its pids before the deadline.
+        exec: { timeoutMs: 2000, killGraceMs: 200 },
       });
       await assert.rejects(rest.request('GET', '/api', { timeoutMs: 10_000 }), (err: ApiError) => {
         assert.equal(err.code, 0);
-        assert.match(err.message, /exec credential plugin ".*plugin-\w+\.sh" did not answer within 300 ms; stopped it/);
+        assert.match(err.message, /exec credential plugin ".*plugin-\w+\.sh" did not answer within 2000 ms; stopped it/);
         return true;
       });
       assert.ok(existsSync(pids), 'the plugin ran');
