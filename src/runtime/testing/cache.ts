@@ -15,17 +15,21 @@ export interface FakeCacheOptions<T> {
   readYourWrites?: boolean;
   /** What the informer would let in (its label selector); default everything. */
   filter?: (obj: T) => boolean;
+  /** What the informer would cache of an object (a declaration's CacheTransform); default as it is. */
+  transform?: (obj: T) => T;
 }
 
 export class FakeCache<T extends KubeObject> implements ObjectCache<T> {
   private readonly store = new Store<T>();
   private readonly reads: ReadYourWrites<T> | undefined;
   private readonly filter: (obj: T) => boolean;
+  private readonly transform: (obj: T) => T;
   /** Present with readYourWrites only, as on the real caches. */
   readonly wrote?: (obj: T) => void;
 
   constructor(options: FakeCacheOptions<T> = {}) {
     this.filter = options.filter ?? (() => true);
+    this.transform = options.transform ?? ((obj) => obj);
     if (options.readYourWrites) {
       const reads = new ReadYourWrites<T>(this.store, { addEventHandler: () => undefined });
       this.reads = reads;
@@ -47,7 +51,8 @@ export class FakeCache<T extends KubeObject> implements ObjectCache<T> {
   syncFrom(client: FakeClient, type: ResourceType<T>): this {
     const live = client.all(type).filter(this.filter);
     for (const key of this.store.keys()) if (!live.some((o) => objectKey(o) === key)) this.store.delete(key);
-    return this.add(...live);
+    // A shallow copy: a transform may replace top-level fields, never the stored object's.
+    return this.add(...live.map((obj) => this.transform({ ...obj })));
   }
 
   get(key: string): T | undefined {
