@@ -4,7 +4,7 @@
  * runs a command against a control plane (reused or private) and stops what it started afterwards.
  */
 import { spawn } from 'node:child_process';
-import { KUBERNETES_VERSION, ensureBinaries, ensureNodeBinaries } from './controlplane/assets.js';
+import { ensureBinaries, ensureNodeBinaries, kubernetesVersion, nodeKubernetesVersion } from './controlplane/assets.js';
 import { isRunning, readState, startControlPlane, stopControlPlane, wantNode } from './controlplane/cluster.js';
 import { machineLeftovers } from './controlplane/node/node.js';
 import { ControlPlaneError, exitWithError } from './controlplane/errors.js';
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     case 'build':
       await ensureBinaries();
       if (wantNode()) await ensureNodeBinaries();
-      console.error(`control plane: binaries for Kubernetes ${KUBERNETES_VERSION} are ready`);
+      console.error(`control plane: binaries for Kubernetes ${kubernetesVersion()} (node ${nodeKubernetesVersion()}) are ready`);
       return;
     case 'gitops': {
       const state = runningDefaultCluster();

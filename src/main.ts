@@ -13,6 +13,8 @@ import { KubeConfigError, loadKubeConfig } from './kube/config.js';
 import { RestClient } from './kube/rest.js';
 import { Manager, type ManagerConfig } from './manager/manager.js';
 import { StartupTimeoutError } from './manager/startup.js';
+import { UnsupportedServerError } from './manager/preflight.js';
+import { MINIMUM_KUBERNETES } from './api/kubernetes.js';
 import { KubeEventRecorder, restEventSink } from './observability/events/index.js';
 import { HealthServer } from './observability/health.js';
 import { createLogger } from './observability/logging.js';
@@ -26,6 +28,7 @@ import { VERSION } from './version.js';
 function managerConfig(s: Settings): ManagerConfig {
   return {
     namespace: s.namespace,
+    minimumKubernetes: MINIMUM_KUBERNETES,
     watchNamespaces: s.watchNamespaces.length ? s.watchNamespaces : undefined,
     workers: s.numWorkers,
     resyncPeriodMs: s.resyncPeriodSeconds * 1000,
@@ -139,6 +142,8 @@ async function main(): Promise<number> {
     }
     if (err instanceof LeadershipLostError) {
       log.error('leadership lost: exiting so that a fresh process can stand for election', { error: err.message });
+    } else if (err instanceof UnsupportedServerError) {
+      log.error('unsupported Kubernetes version', { error: err.message });
     } else if (err instanceof StartupTimeoutError) {
       log.error('could not start in time: exiting so that a fresh process tries again', { error: err.message });
     } else {

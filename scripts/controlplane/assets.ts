@@ -1,6 +1,7 @@
 /**
- * The cluster's binaries: the control plane's (kube-apiserver, kube-controller-manager, etcd) and
- * the node's (kube-scheduler, kubelet, kube-proxy, and the local image tools: mkimage and pause).
+ * The cluster's binaries: the control plane's (kube-apiserver, kube-controller-manager,
+ * kube-scheduler, etcd) and the node's (kubelet, kube-proxy, and the local image tools: mkimage
+ * and pause), of the Kubernetes release KUBERNETES_VERSION selects (releases.ts).
  *
  * Each is found, in order: in KUBEBUILDER_ASSETS (envtest's folder, so users of setup-envtest
  * skip the Go build), in the per-user cache keyed by the pinned version, or built there from the
@@ -26,14 +27,29 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ControlPlaneError, formatDuration } from './errors.js';
+import { nodeRelease, selectedRelease, type KubernetesRelease } from './releases.js';
 
-export const KUBERNETES_VERSION = 'v1.34.4';
 export const ETCD_VERSION = 'v3.6.8';
-/** Oldest Go that builds both pinned modules (their go.mod `go` lines). */
-const MIN_GO = [1, 24] as const;
+/** Oldest Go that builds every pinned module (the newest `go` line: Kubernetes 1.37's, go 1.26.0). */
+const MIN_GO = [1, 26] as const;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const gomodRoot = join(here, 'gomod');
+
+/** The Kubernetes release this run's cluster runs: KUBERNETES_VERSION's, or the default. */
+export function kubernetesRelease(env: NodeJS.ProcessEnv = process.env): KubernetesRelease {
+  return selectedRelease(gomodRoot, env);
+}
+
+/** `v1.37.2`: the release this run's control plane runs. */
+export function kubernetesVersion(): string {
+  return kubernetesRelease().version;
+}
+
+/** The release of this run's node (kubelet, kube-proxy): see releases.ts. */
+export function nodeKubernetesVersion(): string {
+  return nodeRelease(kubernetesRelease(), gomodRoot).version;
+}
 
 export function cacheRoot(): string {
   const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
@@ -64,32 +80,39 @@ interface BuildGroup {
 }
 
 /** Without these the components report v0.0.0-master (and a node's kubeletVersion with it). */
-const KUBERNETES_LDFLAGS = [
-  '-s -w',
-  `-X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION}`,
-  `-X k8s.io/component-base/version.gitMajor=${KUBERNETES_VERSION.split('.')[0]!.slice(1)}`,
-  `-X k8s.io/component-base/version.gitMinor=${KUBERNETES_VERSION.split('.')[1]}`,
-  '-X k8s.io/component-base/version.gitTreeState=clean',
-].join(' ');
+function kubernetesLdflags(version: string): string {
+  return [
+    '-s -w',
+    `-X k8s.io/component-base/version.gitVersion=${version}`,
+    `-X k8s.io/component-base/version.gitMajor=${version.split('.')[0]!.slice(1)}`,
+    `-X k8s.io/component-base/version.gitMinor=${version.split('.')[1]}`,
+    '-X k8s.io/component-base/version.gitTreeState=clean',
+  ].join(' ');
+}
 
-const kubernetesGroup: BuildGroup = {
-  module: join(gomodRoot, 'kubernetes'),
-  key: `kubernetes-${KUBERNETES_VERSION}`,
-  packages: ['k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kube-controller-manager'],
-  binaries: ['kube-apiserver', 'kube-controller-manager'],
-  ldflags: KUBERNETES_LDFLAGS,
-  describe: `kube-apiserver and kube-controller-manager ${KUBERNETES_VERSION}`,
-};
+/** The control plane's Kubernetes components (kube-scheduler's skew allows no older one). */
+function controlPlaneGroup(release: KubernetesRelease): BuildGroup {
+  return {
+    module: release.module,
+    key: `kubernetes-${release.version}`,
+    packages: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'].map((c) => `k8s.io/kubernetes/cmd/${c}`),
+    binaries: ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'],
+    ldflags: kubernetesLdflags(release.version),
+    describe: `kube-apiserver, kube-controller-manager and kube-scheduler ${release.version}`,
+  };
+}
 
-/** The node's Kubernetes components: the same pinned module, a cache entry of their own. */
-const nodeGroup: BuildGroup = {
-  module: join(gomodRoot, 'kubernetes'),
-  key: `kubernetes-node-${KUBERNETES_VERSION}`,
-  packages: ['k8s.io/kubernetes/cmd/kube-scheduler', 'k8s.io/kubernetes/cmd/kubelet', 'k8s.io/kubernetes/cmd/kube-proxy'],
-  binaries: ['kube-scheduler', 'kubelet', 'kube-proxy'],
-  ldflags: KUBERNETES_LDFLAGS,
-  describe: `kube-scheduler, kubelet and kube-proxy ${KUBERNETES_VERSION}`,
-};
+/** The node's Kubernetes components, a cache entry of their own (their release may be older). */
+function nodeGroup(release: KubernetesRelease): BuildGroup {
+  return {
+    module: release.module,
+    key: `kubernetes-node-${release.version}`,
+    packages: ['k8s.io/kubernetes/cmd/kubelet', 'k8s.io/kubernetes/cmd/kube-proxy'],
+    binaries: ['kubelet', 'kube-proxy'],
+    ldflags: kubernetesLdflags(release.version),
+    describe: `kubelet and kube-proxy ${release.version}`,
+  };
+}
 
 /**
  * A Go module of our own sources (go.mod + go.sum pinning its dependencies), cached by its
@@ -189,7 +212,7 @@ const etcdGroup: BuildGroup = {
  */
 export function pinnedVersion(moduleDir: string, path: string): string {
   const goMod = readFileSync(join(moduleDir, 'go.mod'), 'utf8');
-  const m = new RegExp(`^\\s*${path.replaceAll('.', '\\.')}\\s+(v\\S+)`, 'm').exec(goMod);
+  const m = new RegExp(`^\\s*(?:require\\s+)?${path.replaceAll('.', '\\.')}\\s+(v\\S+)`, 'm').exec(goMod);
   if (!m) throw new ControlPlaneError(`${join(moduleDir, 'go.mod')} does not require ${path}.`);
   return m[1]!;
 }
@@ -270,11 +293,12 @@ async function resolveBinaries<K extends string>(
 
 /** Returns the three binaries, building whichever are missing (minutes the first time). */
 export async function ensureBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<ControlPlaneBinaries> {
+  const group = controlPlaneGroup(kubernetesRelease());
   return resolveBinaries(
     {
       etcd: [etcdGroup, 'etcd'],
-      kubeApiserver: [kubernetesGroup, 'kube-apiserver'],
-      kubeControllerManager: [kubernetesGroup, 'kube-controller-manager'],
+      kubeApiserver: [group, 'kube-apiserver'],
+      kubeControllerManager: [group, 'kube-controller-manager'],
     },
     log,
   );
@@ -288,10 +312,16 @@ export interface NodeBinaries {
   pause: string;
 }
 
-/** The node's binaries, built like the control plane's when missing (KUBEBUILDER_ASSETS has none of them). */
+/** The node's binaries (and the scheduler, of the control plane's release), built like the control plane's when missing. */
 export async function ensureNodeBinaries(log: (line: string) => void = (l) => console.error(l)): Promise<NodeBinaries> {
+  const release = kubernetesRelease();
+  const node = nodeGroup(nodeRelease(release, gomodRoot));
   const kube = await resolveBinaries(
-    { kubeScheduler: [nodeGroup, 'kube-scheduler'], kubelet: [nodeGroup, 'kubelet'], kubeProxy: [nodeGroup, 'kube-proxy'] },
+    {
+      kubeScheduler: [controlPlaneGroup(release), 'kube-scheduler'],
+      kubelet: [node, 'kubelet'],
+      kubeProxy: [node, 'kube-proxy'],
+    },
     log,
   );
   return { ...kube, ...(await ensureImageTools(log)) };

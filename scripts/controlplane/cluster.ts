@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stopAddons } from './addons.js';
-import { ensureBinaries, isAlive, KUBERNETES_VERSION, type ControlPlaneBinaries } from './assets.js';
+import { ensureBinaries, isAlive, kubernetesVersion, type ControlPlaneBinaries } from './assets.js';
 import { ControlPlaneError, formatDuration } from './errors.js';
 import { NODE_IP, SERVICE_CIDR } from './network.js';
 import { startNode, stopNode, type NodeState } from './node/node.js';
@@ -337,7 +337,7 @@ async function startOnce(opts: StartOptions, bin: ControlPlaneBinaries, log: (l:
       dir,
       kubeconfig,
       server,
-      kubernetesVersion: KUBERNETES_VERSION,
+      kubernetesVersion: kubernetesVersion(),
       ports,
       pids: { etcd: etcd.pid, kubeApiserver: apiserver.pid, kubeControllerManager: kcm.pid },
       ...(node ? { node } : {}),

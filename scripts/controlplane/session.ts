@@ -7,7 +7,7 @@
 import { mkdtempSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cacheRoot } from './assets.js';
+import { cacheRoot, kubernetesVersion } from './assets.js';
 import { isRunning, readState, startControlPlane, stopControlPlane, wantNode, type ControlPlaneState } from './cluster.js';
 import { ControlPlaneError } from './errors.js';
 
@@ -49,7 +49,9 @@ export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<Co
   }
   const running = opts.private ? undefined : runningDefaultCluster();
   const nodeless = running && opts.needsNode && !running.node;
-  if (running && !nodeless) {
+  // A run asks for one Kubernetes release (KUBERNETES_VERSION): a cluster of another is not it.
+  const otherRelease = running && running.kubernetesVersion !== kubernetesVersion() ? running.kubernetesVersion : undefined;
+  if (running && !nodeless && !otherRelease) {
     return {
       kubeconfig: running.kubeconfig,
       ownedPids: [],
@@ -75,7 +77,7 @@ export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<Co
   return {
     kubeconfig: started.kubeconfig,
     ownedPids: [...Object.values(started.pids), ...Object.values(started.node?.pids ?? {})],
-    describe: `private control plane at ${started.server}${nodeless ? ` (the one at ${running.server} has no node)` : ''}`,
+    describe: `private control plane at ${started.server}${nodeless ? ` (the one at ${running.server} has no node)` : ''}${otherRelease ? ` (the one at ${running?.server} runs ${otherRelease})` : ''}`,
     release: async () => {
       await release();
       for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeListener(s, onSignal);

@@ -50,6 +50,8 @@ export interface LeaderElectionSettings {
 export interface ManagerConfig {
   /** The operator's own namespace: the Lease lives here. */
   namespace: string;
+  /** The oldest Kubernetes minor ("1.31") the application supports: an older server ends the start; undefined: any. */
+  minimumKubernetes?: string;
   /** undefined = all namespaces. */
   watchNamespaces: string[] | undefined;
   workers: number;
@@ -260,7 +262,7 @@ export class Manager {
         this.log,
         this.clock,
         startup.bound(signal),
-        (problem) => startup.problem(problem),
+        { minimumKubernetes: this.config.minimumKubernetes, onProblem: (problem) => startup.problem(problem) },
       );
     } catch (err) {
       throw startup.explain(err);

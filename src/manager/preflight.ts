@@ -1,8 +1,10 @@
 /**
- * Before informers start: is the API server reachable, and are the CRDs of the kinds the
- * controllers reconcile installed? Each failure is said once, clearly, with what to do, and
- * retried with backoff until it clears or `signal` aborts (a stop, or the start-up deadline:
- * see startup.ts, which names the last problem reported through onProblem).
+ * Before informers start: is the API server reachable, is it a Kubernetes release the
+ * application supports, and are the CRDs of the kinds the controllers reconcile installed? Each
+ * failure is said once, clearly, with what to do, and retried with backoff until it clears or
+ * `signal` aborts (a stop, or the start-up deadline: see startup.ts, which names the last problem
+ * reported through onProblem); a server older than the minimum is the exception: no retry can
+ * cure it, so it ends the start at once (UnsupportedServerError).
  */
 import { describeError, isForbidden, isNotFound, isUnauthorized } from '../kube/errors.js';
 import type { RestClient } from '../kube/rest.js';
@@ -10,6 +12,41 @@ import { apiVersionOf, type ResourceType } from '../kube/resources.js';
 import { Backoff } from '../runtime/backoff.js';
 import type { Clock } from '../runtime/clock.js';
 import type { Logger } from '../runtime/log.js';
+
+/** A server older than the oldest Kubernetes minor the application supports. */
+export class UnsupportedServerError extends Error {
+  override readonly name = 'UnsupportedServerError';
+}
+
+/** What GET /version answers (apimachinery's version.Info), as far as it is read here. */
+export interface ServerVersion {
+  major?: string;
+  minor?: string;
+  gitVersion?: string;
+}
+
+/**
+ * [major, minor] of a server, from major/minor (a distribution may write "31+"), else from
+ * gitVersion (v1.31.2-eks-…); undefined when neither says.
+ */
+export function serverMinor(info: ServerVersion): [number, number] | undefined {
+  const major = Number.parseInt(info.major ?? '', 10);
+  const minor = Number.parseInt(info.minor ?? '', 10);
+  if (Number.isInteger(major) && Number.isInteger(minor)) return [major, minor];
+  const m = /^v(\d+)\.(\d+)/.exec(info.gitVersion ?? '');
+  return m ? [Number(m[1]), Number(m[2])] : undefined;
+}
+
+/** Throws UnsupportedServerError when `info` is older than `minimum` ("1.31"); an unreadable version passes. */
+export function checkServerVersion(info: ServerVersion, minimum: string, server: string): void {
+  const have = serverMinor(info);
+  const [major, minor] = minimum.split('.').map(Number) as [number, number];
+  if (!have || have[0] > major || (have[0] === major && have[1] >= minor)) return;
+  const version = info.gitVersion ?? `${have[0]}.${have[1]}`;
+  throw new UnsupportedServerError(
+    `the API server at ${server} runs Kubernetes ${version}, older than ${minimum}, the oldest this operator supports: upgrade the cluster to ${minimum} or newer`,
+  );
+}
 
 /** `<plural>.<group>`: a custom resource's CRD name. */
 const crdNameOf = (type: ResourceType): string => `${type.resource}.${type.group}`;
@@ -26,10 +63,16 @@ export function explainPreflightError(err: unknown, server: string, kinds: reado
   return `cannot reach the API server at ${server}: ${describeError(err)}`;
 }
 
+export interface WaitForApiOptions {
+  /** The oldest Kubernetes minor ("1.31") the server may run; undefined: any. */
+  minimumKubernetes?: string;
+  /** Hears each problem as it is found, also that of an attempt cut short by the signal when none finished before it. */
+  onProblem?: (problem: string) => void;
+}
+
 /**
- * Resolves once every kind in `kinds` is served; the API's discovery is asked once per
- * group/version. onProblem hears each problem as it is found, also that of an attempt cut short
- * by `signal` when no attempt has finished before it.
+ * Resolves once the server's version is at least the minimum and every kind in `kinds` is
+ * served; the API's discovery is asked once per group/version.
  */
 export async function waitForApi(
   rest: RestClient,
@@ -37,14 +80,19 @@ export async function waitForApi(
   log: Logger,
   clock: Clock,
   signal: AbortSignal,
-  onProblem: (problem: string) => void = () => undefined,
+  options: WaitForApiOptions = {},
 ): Promise<void> {
+  const onProblem = options.onProblem ?? (() => undefined);
   const backoff = new Backoff({ clock });
   const byApi = new Map<string, ResourceType[]>();
   for (const k of kinds) byApi.set(apiVersionOf(k), [...(byApi.get(apiVersionOf(k)) ?? []), k]);
   let lastProblem = '';
   for (;;) {
     try {
+      if (options.minimumKubernetes) {
+        const info = await rest.request<ServerVersion>('GET', '/version', { signal, timeoutMs: 10_000 });
+        checkServerVersion(info, options.minimumKubernetes, rest.server);
+      }
       const missing: string[] = [];
       for (const [apiVersion, wanted] of byApi) {
         const path = wanted[0]!.group ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
@@ -58,6 +106,7 @@ export async function waitForApi(
       }
       throw Object.assign(new Error(`missing ${missing.join(', ')}`), { code: 404 });
     } catch (err) {
+      if (err instanceof UnsupportedServerError) throw err;
       const problem = explainPreflightError(err, rest.server, kinds);
       if (signal.aborted) {
         if (!lastProblem) onProblem(problem);

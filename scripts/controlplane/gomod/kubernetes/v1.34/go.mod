@@ -1,6 +1,7 @@
-// Pins the Kubernetes release whose kube-apiserver and kube-controller-manager the
-// local control plane runs. k8s.io/kubernetes replaces its staging modules with
-// ./staging paths, so each is pinned here to its published v0 twin.
+// Pins the Kubernetes release whose control plane (and, within the version-skew policy, node)
+// the local cluster runs when KUBERNETES_VERSION selects it (scripts/controlplane/releases.ts).
+// k8s.io/kubernetes replaces its staging modules with ./staging paths, so each is pinned here to
+// its published v0 twin.
 module echoperator.local/controlplane/kubernetes
 
 go 1.24.0
