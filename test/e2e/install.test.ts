@@ -409,13 +409,13 @@ test('the CRDs reject bad resources with messages naming the field, and accept g
       'invalid schedule',
       'ScheduledEcho',
       { message: 'hi', schedule: 'every minute' },
-      /spec\.schedule: Invalid value: "string": must be a cron schedule of five fields/,
+      /spec\.schedule: Invalid value: "[^"]*": must be a cron schedule of five fields/,
     ],
     [
       'four-field schedule',
       'ScheduledEcho',
       { message: 'hi', schedule: '* * * *' },
-      /spec\.schedule: Invalid value: "string": must be a cron schedule/,
+      /spec\.schedule: Invalid value: "[^"]*": must be a cron schedule/,
     ],
     [
       'schedule of the wrong type',
