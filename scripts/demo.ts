@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { OUTDIR } from '../infra/chart.js';
 import { API_VERSION, crdName, ECHOS, SCHEDULED_ECHOS } from '../src/api/index.js';
 import { ECHO_LABEL } from '../src/controllers/echo/desired.js';
-import { CUSTOM_RESOURCES } from '../src/api/resources.js';
+import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
 import { isRunning, readState, startControlPlane, wantNode, type ControlPlaneState } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { acquireControlPlane, defaultClusterDir } from './controlplane/session.js';

@@ -108,7 +108,7 @@ async function main(): Promise<number> {
       leaderMetrics: metrics.leaderElection(settings.haLeaseLockName),
       informerMetrics: metrics.informer,
     },
-    runnableControllers({ jobImage: settings.jobImage }),
+    runnableControllers(settings),
   );
   hasQueuedWork = () => manager.hasQueuedWork();
 

@@ -3,4 +3,3 @@ export * from './schema.js';
 export * from './crd.js';
 export * from './echo.js';
 export * from './scheduledecho.js';
-export * from './resources.js';

@@ -23,6 +23,7 @@ import { nopLogger } from '../../src/runtime/log.js';
 import { findCondition, STALLED_CONDITION } from '../../src/runtime/reconcile/conditions.js';
 import { ApiError } from '../../src/kube/errors.js';
 import { fakeManagerParts, FakeClient } from '../../src/runtime/testing/index.js';
+import { testSettings } from '../support/manager.js';
 
 interface Fixture {
   recorded: { commit: string; jobImage: string; kubernetes: string; at: string };
@@ -89,7 +90,7 @@ for (const fixture of fixtures) {
       const client = serverFrom(fixture);
       const ctx = { log: nopLogger, signal: new AbortController().signal, reconcileID: 'upgrade' };
       let reconciled = 0;
-      for (const controller of runnableControllers({ jobImage })) {
+      for (const controller of runnableControllers({ ...testSettings(), jobImage })) {
         const manager = fakeManagerParts(controller, client);
         manager.sync();
         const reconciler = controller.reconciler(manager.parts);
