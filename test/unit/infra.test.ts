@@ -13,10 +13,12 @@ import { parse } from 'yaml';
 import { buildCrd } from '../../src/api/index.js';
 import { GROUP } from '../../src/api/group.js';
 import { CONTROLLERS, CUSTOM_RESOURCES } from '../../src/controllers/index.js';
-import { CRONJOBS, EVENTS, JOBS } from '../../src/kube/resources.js';
+import { CONFIGMAPS, CRONJOBS, DEPLOYMENTS, EVENTS, JOBS, type ResourceType } from '../../src/kube/resources.js';
 import { echoPodTemplate } from '../../src/controllers/common/pod.js';
 import { SETTINGS, parseSettings } from '../../src/config/index.js';
+import { controllerFor } from '../../src/runtime/controller/index.js';
 import { synthesize, synthesizeFiles, type Manifest } from '../../infra/chart.js';
+import { confinedKinds } from '../../infra/confinement.js';
 import { ECHOPERATOR_VERSION, EchoperatorPropsError, type EchoperatorProps } from '../../infra/echoperator.js';
 import { applyEnvOverrides, loadValues, parseValues, ValuesError } from '../../infra/values.js';
 
@@ -26,6 +28,15 @@ type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resou
 const PRIMARIES = CONTROLLERS.map((d) => d.primary.resource);
 /** The kinds they own, each with the kind of its owner, as declared. */
 const OWNED = CONTROLLERS.flatMap((d) => d.owned.map((o) => ({ type: o.type, owner: d.primary })));
+
+const kindKey = (type: ResourceType): string => `${type.group}/${type.resource}`;
+/** Where the owned kinds that run pods hold their pod template, as CEL from `object`; other kinds (a ConfigMap) run none. */
+const POD_TEMPLATE: Record<string, string> = {
+  [kindKey(JOBS)]: 'object.spec.template',
+  [kindKey(CRONJOBS)]: 'object.spec.jobTemplate.spec.template',
+};
+/** The owned kinds the confinement policy must hold to the controllers' shape: those that run pods. */
+const CONFINED = OWNED.filter((o) => POD_TEMPLATE[kindKey(o.type)] !== undefined);
 
 /** The operator's whole permission set in a watched namespace (or cluster-wide), verb by verb. */
 const OPERATOR_RULES: Rule[] = [
@@ -215,9 +226,16 @@ describe('the confinement policy (confineServiceAccount)', () => {
     assert.equal(p.apiVersion, 'admissionregistration.k8s.io/v1');
     assert.equal(p.metadata.name, 'echoperator-confinement');
     assert.equal(p.spec.failurePolicy, 'Fail');
-    assert.deepEqual(p.spec.matchConstraints.resourceRules, [
-      { apiGroups: ['batch'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: OWNED.map((o) => o.type.resource) },
-    ]);
+    const groups = [...new Set(CONFINED.map((o) => o.type.group))];
+    assert.deepEqual(
+      p.spec.matchConstraints.resourceRules,
+      groups.map((group) => ({
+        apiGroups: [group],
+        apiVersions: ['*'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: CONFINED.filter((o) => o.type.group === group).map((o) => o.type.resource),
+      })),
+    );
     const binding = one(objs, 'ValidatingAdmissionPolicyBinding');
     assert.deepEqual(binding.spec, { policyName: 'echoperator-confinement', validationActions: ['Deny'] });
     assert.equal(binding.metadata.name, 'echoperator-confinement');
@@ -261,8 +279,8 @@ describe('the confinement policy (confineServiceAccount)', () => {
     const variables = Object.fromEntries(
       (policy(objects()).spec.variables as { name: string; expression: string }[]).map((v) => [v.name, v.expression]),
     );
-    const byResource = (value: (o: (typeof OWNED)[number]) => string): string =>
-      `{${OWNED.map((o) => `"${o.type.resource}": "${value(o)}"`).join(', ')}}[request.resource.resource]`;
+    const byResource = (value: (o: (typeof CONFINED)[number]) => string): string =>
+      `{${CONFINED.map((o) => `"${o.type.resource}": "${value(o)}"`).join(', ')}}[request.resource.resource]`;
     assert.equal(
       variables.ownerKind,
       byResource((o) => o.owner.kind),
@@ -271,10 +289,24 @@ describe('the confinement policy (confineServiceAccount)', () => {
       variables.ownerGroup,
       byResource((o) => o.owner.group),
     );
-    assert.equal(
-      variables.pod,
-      '(request.resource.resource == "jobs" ? object.spec.template : object.spec.jobTemplate.spec.template).spec',
+    // Today: (request.resource.resource == "jobs" ? object.spec.template : object.spec.jobTemplate.spec.template).spec
+    const template = (o: (typeof CONFINED)[number]): string => POD_TEMPLATE[kindKey(o.type)]!;
+    const choices = CONFINED.slice(0, -1).map((o) => `request.resource.resource == "${o.type.resource}" ? ${template(o)} : `);
+    assert.equal(variables.pod, `(${choices.join('')}${template(CONFINED.at(-1)!)}).spec`);
+  });
+
+  it('confines the owned kinds that run pods, leaves out those that run none, and refuses an owned kind it does not know', () => {
+    const widgets: ResourceType = { group: 'example.test', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true };
+    const done = () => ({ reconcile: () => Promise.resolve(undefined) });
+    const owning = (type: ResourceType) => controllerFor(widgets).owns(type, { writes: ['create'] });
+    const jobsAndConfigMaps = owning(JOBS)
+      .owns(CONFIGMAPS, { writes: ['create'] })
+      .complete(done);
+    assert.deepEqual(
+      confinedKinds([jobsAndConfigMaps]).map((k) => [k.type.kind, k.owner.kind, k.template]),
+      [['Job', 'Widget', 'object.spec.template']],
     );
+    assert.throws(() => confinedKinds([owning(DEPLOYMENTS).complete(done)]), /no pod template path for Deployment/);
   });
 
   it('is left out with confineServiceAccount: false, which values.yaml accepts', () => {
