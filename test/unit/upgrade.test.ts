@@ -92,11 +92,13 @@ for (const fixture of fixtures) {
       const ctx = { log: nopLogger, signal: new AbortController().signal, reconcileID: 'upgrade' };
       let reconciled = 0;
       for (const controller of runnableControllers({ ...testSettings(), jobImage })) {
+        const primaries = client.all(controller.primary);
+        // A kind newer than the recorded version has nothing to adopt; the count below holds the
+        // recorded kinds to being reconciled.
+        if (primaries.length === 0) continue;
         const manager = fakeManagerParts(controller, client);
         manager.sync();
         const reconciler = controller.reconciler(manager.parts);
-        const primaries = client.all(controller.primary);
-        assert.ok(primaries.length > 0, `the fixture has ${controller.primary.kind} objects`);
         for (let pass = 0; pass < 2; pass++) {
           for (const obj of primaries) {
             const outcome = await reconciler.reconcile(keyOf(obj), ctx).then(
