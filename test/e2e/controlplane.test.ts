@@ -37,10 +37,14 @@ test('a ServiceAccount without any RBAC grant gets 403', (t) => {
   assert.match(raw.stderr, new RegExp(`system:serviceaccount:${ns}:nobody`));
 });
 
-test('/version reports the Kubernetes version KUBERNETES_VERSION selects (default: the newest)', { skip: !onLocalControlPlane() && 'USE_EXISTING_CLUSTER' }, () => {
-  const version = JSON.parse(kubectlOk(['get', '--raw', '/version']));
-  assert.equal(version.gitVersion, kubernetesVersion());
-});
+test(
+  '/version reports the Kubernetes version KUBERNETES_VERSION selects (default: the newest)',
+  { skip: !onLocalControlPlane() && 'USE_EXISTING_CLUSTER' },
+  () => {
+    const version = JSON.parse(kubectlOk(['get', '--raw', '/version']));
+    assert.equal(version.gitVersion, kubernetesVersion());
+  },
+);
 
 test('PodSecurity admission enforces the restricted profile', (t) => {
   const ns = testNamespace(t, 'psa', { 'pod-security.kubernetes.io/enforce': 'restricted' });
