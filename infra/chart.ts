@@ -4,7 +4,7 @@
 import { ApiObject, App, Chart, Yaml } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { buildCrd } from '../src/api/crd.js';
-import { CUSTOM_RESOURCES } from '../src/api/resources.js';
+import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
 import { Echoperator, resolveEchoperatorProps, type EchoperatorProps } from './echoperator.js';
 
 /** The install chart's id, hence its output file: dist/manifests/echoperator.k8s.yaml. */

@@ -21,6 +21,8 @@
  * 403 Forbidden (reason Forbidden): the same object is valid for any other user, so it is a
  * refusal of who asks, which the operator retries with backoff, like an RBAC refusal.
  *
+ * An owned kind that runs no pod (a ConfigMap, a Service) is not matched: RBAC alone bounds it.
+ *
  * The rule's literals (image, command, owners) come from the same sources the operator uses, so
  * they cannot drift apart. Plain ApiObjects: cdk8s-plus-28's k8s types predate the v1 policy.
  */
@@ -28,12 +30,20 @@ import { ApiObject } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { ECHO_COMMAND_PREFIX } from '../src/controllers/common/pod.js';
 import { CONTROLLERS } from '../src/controllers/index.js';
-import { CRONJOBS, JOBS, type ResourceType } from '../src/kube/resources.js';
+import type { ControllerSpec } from '../src/runtime/controller/index.js';
+import { CONFIGMAPS, CRONJOBS, JOBS, SERVICES, type ResourceType } from '../src/kube/resources.js';
 
-/** Where each kind the operator owns holds its pod template, as a CEL path from `object`. */
-const POD_TEMPLATE_PATH: Record<string, string> = {
-  [`${JOBS.group}/${JOBS.resource}`]: 'object.spec.template',
-  [`${CRONJOBS.group}/${CRONJOBS.resource}`]: 'object.spec.jobTemplate.spec.template',
+const key = (type: ResourceType): string => `${type.group}/${type.resource}`;
+
+/**
+ * Where each kind a controller may own holds its pod template, as a CEL path from `object`, or
+ * null for a kind that runs no pod, which needs no confining.
+ */
+const POD_TEMPLATE_PATH: Record<string, string | null> = {
+  [key(JOBS)]: 'object.spec.template',
+  [key(CRONJOBS)]: 'object.spec.jobTemplate.spec.template',
+  [key(CONFIGMAPS)]: null,
+  [key(SERVICES)]: null,
 };
 
 export interface ConfinementPolicyProps {
@@ -55,14 +65,17 @@ interface Validation {
 const cel = (s: string): string => JSON.stringify(s);
 const celMap = (entries: [string, string][]): string => `{${entries.map(([k, v]) => `${cel(k)}: ${cel(v)}`).join(', ')}}`;
 
-/** The kinds the operator writes, each with the primary kind that must own it. */
-function ownedKinds(): { type: ResourceType; owner: ResourceType; template: string }[] {
-  return CONTROLLERS.flatMap((d) =>
-    d.owned.map((o) => {
-      const template = POD_TEMPLATE_PATH[`${o.type.group}/${o.type.resource}`];
-      // A new owned kind must say where its pod template is, or the policy would not confine it.
-      if (!template) throw new Error(`confinement: no pod template path for ${o.type.kind} (infra/confinement.ts)`);
-      return { type: o.type, owner: d.primary, template };
+/** The kinds the controllers write that run pods, each with the primary kind that must own it. */
+export function confinedKinds(
+  declarations: readonly ControllerSpec[] = CONTROLLERS,
+): { type: ResourceType; owner: ResourceType; template: string }[] {
+  return declarations.flatMap((d) =>
+    d.owned.flatMap((o) => {
+      const template = POD_TEMPLATE_PATH[key(o.type)];
+      // A new owned kind must say where its pod template is (or that it runs none), or the policy
+      // would not confine it.
+      if (template === undefined) throw new Error(`confinement: no pod template path for ${o.type.kind} (infra/confinement.ts)`);
+      return template === null ? [] : [{ type: o.type, owner: d.primary, template }];
     }),
   );
 }
@@ -76,7 +89,7 @@ function byResource(kinds: { type: ResourceType }[], value: (i: number) => strin
   );
 }
 
-function validations(jobImage: string, kinds: ReturnType<typeof ownedKinds>): Validation[] {
+function validations(jobImage: string, kinds: ReturnType<typeof confinedKinds>): Validation[] {
   const an = (word: string): string => `${/^[AEIOU]/.test(word) ? 'an' : 'a'} ${word}`;
   const ownerRule = kinds.map((k) => `${an(k.type.kind)} by ${an(k.owner.kind)} (${k.owner.group})`).join(', ');
   const isTrue = (path: string, field: string): string => `(has(${path}.${field}) && ${path}.${field} == true)`;
@@ -143,7 +156,7 @@ function validations(jobImage: string, kinds: ReturnType<typeof ownedKinds>): Va
 
 /** Adds the policy and its binding (Deny) to `scope`. */
 export function addConfinementPolicy(scope: Construct, props: ConfinementPolicyProps): void {
-  const kinds = ownedKinds();
+  const kinds = confinedKinds();
   const user = `system:serviceaccount:${props.serviceAccount.namespace}:${props.serviceAccount.name}`;
   const groups = [...new Set(kinds.map((k) => k.type.group))];
   const metadata = { name: props.name, labels: props.labels };

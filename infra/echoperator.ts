@@ -19,7 +19,7 @@ import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { buildCrd } from '../src/api/crd.js';
-import { CUSTOM_RESOURCES } from '../src/api/resources.js';
+import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
 import {
   CONFIG_CHECKSUM_ANNOTATION,
   ECHOPERATOR_VERSION,

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderCrdFiles } from '../src/api/render.js';
-import { CUSTOM_RESOURCES } from '../src/api/resources.js';
+import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
 
 const check = process.argv.includes('--check');
 let drift = 0;

@@ -9,7 +9,8 @@
  * refuses, a name held by a foreign CronJob, a time zone), then this script.
  */
 import { writeFileSync } from 'node:fs';
-import { ECHOS, SCHEDULED_ECHOS } from '../src/api/index.js';
+import { ECHOS } from '../src/api/echo.js';
+import { SCHEDULED_ECHOS } from '../src/api/scheduledecho.js';
 import { kubectlFor } from './kubectl.js';
 import { exitWithError } from './controlplane/errors.js';
 

@@ -8,7 +8,7 @@
 import './v8flags.js'; // first: see there
 import { hostname } from 'node:os';
 import { parseSettingsOrExit, type Settings } from './config/index.js';
-import { runnableControllers } from './controllers/index.js';
+import { CUSTOM_RESOURCES, runnableControllers } from './controllers/index.js';
 import { KubeConfigError, loadKubeConfig } from './kube/config.js';
 import { RestClient } from './kube/rest.js';
 import { Manager, type ManagerConfig } from './manager/manager.js';
@@ -49,7 +49,7 @@ function managerConfig(s: Settings): ManagerConfig {
 }
 
 async function main(): Promise<number> {
-  const settings = parseSettingsOrExit(process.argv.slice(2), process.env);
+  const settings = parseSettingsOrExit(process.argv.slice(2), process.env, { kinds: CUSTOM_RESOURCES });
   const log = createLogger({ level: settings.logLevel, format: settings.logFormat });
   let kubeConfig;
   try {
@@ -108,7 +108,7 @@ async function main(): Promise<number> {
       leaderMetrics: metrics.leaderElection(settings.haLeaseLockName),
       informerMetrics: metrics.informer,
     },
-    runnableControllers({ jobImage: settings.jobImage }),
+    runnableControllers(settings),
   );
   hasQueuedWork = () => manager.hasQueuedWork();
 

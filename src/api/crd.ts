@@ -37,6 +37,11 @@ export function defineCustomResource<T extends KubeObject>(
   return { group: GROUP, version: VERSION, namespaced: true, ...def };
 }
 
+/** Whether a kind is one of ours with a CRD to install (defineCustomResource's), not a built-in. */
+export function isCustomResourceKind(type: ResourceType): type is CustomResourceKind {
+  return 'schema' in type && 'printerColumns' in type;
+}
+
 export interface CustomResourceDefinition {
   apiVersion: 'apiextensions.k8s.io/v1';
   kind: 'CustomResourceDefinition';

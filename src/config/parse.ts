@@ -15,7 +15,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Command, CommanderError, Help, Option } from 'commander';
 import { brokenLeaseRule, JITTER_FACTOR, LEASE_DEFAULT_SECONDS } from '../runtime/leaderelection/config.js';
-import { ECHOS, SCHEDULED_ECHOS } from '../api/index.js';
 import { API_VERSION } from '../api/group.js';
 import { VERSION } from '../version.js';
 import { InvalidValue, boolean } from './parsers.js';
@@ -36,6 +35,8 @@ export class SettingsError extends Error {
 export interface ParseOptions extends Partial<Omit<DefaultContext, 'env'>> {
   /** Where --help and --version print; default stdout. */
   writeOut?: (text: string) => void;
+  /** The kinds the operator reconciles, which --help names (the application's, not this table's). */
+  kinds?: readonly { kind: string }[];
 }
 
 type Key = keyof Settings;
@@ -52,7 +53,7 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv, o
     randomHex: options.randomHex ?? ((n) => randomBytes(n).toString('hex')),
     inClusterNamespace: options.inClusterNamespace ?? readInClusterNamespace,
   };
-  const { program, optionOf } = buildCommand(options.writeOut ?? ((s) => process.stdout.write(s)));
+  const { program, optionOf } = buildCommand(options.writeOut ?? ((s) => process.stdout.write(s)), options.kinds ?? []);
   try {
     program.parse([...argv], { from: 'user' });
   } catch (err) {
@@ -92,9 +93,13 @@ export function parseSettings(argv: readonly string[], env: NodeJS.ProcessEnv, o
  * For main: parseSettings, and on SettingsError print `error: ...` to stderr and exit with its
  * code (2 for a bad value, 0 after --help / --version). Never returns on failure.
  */
-export function parseSettingsOrExit(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Settings {
+export function parseSettingsOrExit(
+  argv: readonly string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+  options: ParseOptions = {},
+): Settings {
   try {
-    return parseSettings(argv, env);
+    return parseSettings(argv, env, options);
   } catch (err) {
     if (!(err instanceof SettingsError)) throw err;
     if (err.message) process.stderr.write(`error: ${err.message}\n(see --help for every setting)\n`);
@@ -117,12 +122,20 @@ function parseValue<T>(spec: SettingSpec<T>, raw: string, source?: 'default'): T
   }
 }
 
-function buildCommand(writeOut: (text: string) => void): { program: Command; optionOf: (key: Key) => Option } {
+/** "A", "A and B", "A, B and C". */
+function listed(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
+
+function buildCommand(
+  writeOut: (text: string) => void,
+  kinds: readonly { kind: string }[],
+): { program: Command; optionOf: (key: Key) => Option } {
   const program = new Command('echoperator');
   const options = new Map<Key, Option>();
   const specOf = new Map<Option, SettingSpec<unknown>>();
   program
-    .description(`Kubernetes operator for ${ECHOS.kind} and ${SCHEDULED_ECHOS.kind} (${API_VERSION}).`)
+    .description(`Kubernetes operator${kinds.length ? ` for ${listed(kinds.map((k) => k.kind))}` : ''} (${API_VERSION}).`)
     .version(VERSION, '-V, --version', 'print the version and exit')
     .helpOption('-h, --help', 'show every setting with its environment variable and default')
     .allowExcessArguments(false)

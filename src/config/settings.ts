@@ -127,7 +127,7 @@ export const SETTINGS: SettingsTable = {
     env: 'WATCH_NAMESPACES',
     flag: '--watch-namespaces',
     valueName: 'list',
-    description: 'namespaces whose Echos and ScheduledEchos are reconciled',
+    description: 'namespaces whose objects are reconciled',
     parser: namespaceList,
     default: [],
     defaultText: "'' (all)",

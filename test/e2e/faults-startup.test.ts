@@ -15,6 +15,8 @@ import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeKubeconfig } from '../../scripts/controlplane/cluster.js';
 import { generatePki } from '../../scripts/controlplane/pki.js';
+import { crdName } from '../../src/api/crd.js';
+import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { eventually } from '../support/kube.js';
 import { startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 import { echoManifest, logEntries, reservablePort, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
@@ -29,6 +31,9 @@ after(async () => {
 
 const CANNOT_REACH = 'cannot reach the API server';
 const INSTALL_HINT = 'kubectl apply --server-side -f crds/';
+/** The operator's CRDs, and how the message of their absence names them: "echos.mmontes.io and scheduledechos.mmontes.io". */
+const CRDS = CUSTOM_RESOURCES.map(crdName);
+const CRDS_NAMED = CRDS.map((n) => n.replaceAll('.', '\\.')).join(' and ');
 /**
  * The two tests below show retrying until the problem is fixed; how long fixing it takes (starting
  * a control plane on a loaded machine) is not theirs to bound, so their start-up deadline is long.
@@ -85,7 +90,7 @@ test('API server unreachable at start: a clear message, retries, then it works o
   cp = await startPrivateControlPlane({ apiserverPort: port, pki });
   // The server is up but the CRDs are not installed yet: the next problem, with its remedy.
   await eventually('the operator to say the CRDs are missing', async () => (await errorsContaining(op, INSTALL_HINT)).length > 0, 60_000);
-  assert.match((await errorsContaining(op, INSTALL_HINT))[0]!.msg, /echos\.mmontes\.io and scheduledechos\.mmontes\.io are not installed/);
+  assert.match((await errorsContaining(op, INSTALL_HINT))[0]!.msg, new RegExp(`${CRDS_NAMED} are not installed`));
   cp.installCrds();
   await waitReady(op, 90_000);
   await echoGetsJob('late-server');
@@ -104,13 +109,15 @@ test(
     // The previous test's control plane, now without the CRDs (or a fresh one if that test failed early).
     cp ??= await startPrivateControlPlane();
     const k = cp.kubectl;
-    k.ok(['delete', 'crd', 'echos.mmontes.io', 'scheduledechos.mmontes.io', '--wait=true', '--ignore-not-found']);
+    k.ok(['delete', 'crd', ...CRDS, '--wait=true', '--ignore-not-found']);
     const op = await startOperator(t, { KUBECONFIG: cp.state.kubeconfig, NAMESPACE: 'default', ...PATIENT });
     await eventually('the operator to say the CRDs are missing', async () => (await errorsContaining(op, INSTALL_HINT)).length > 0, 60_000);
     const [said] = await errorsContaining(op, INSTALL_HINT);
     assert.match(
       said!.msg,
-      /the CustomResourceDefinitions echos\.mmontes\.io and scheduledechos\.mmontes\.io are not installed in https:\/\/127\.0\.0\.1:\d+: install them with `kubectl apply --server-side -f crds\/`/,
+      new RegExp(
+        `the CustomResourceDefinitions ${CRDS_NAMED} are not installed in https://127\\.0\\.0\\.1:\\d+: install them with \`kubectl apply --server-side -f crds/\``,
+      ),
     );
     assert.equal((await errorsContaining(op, CANNOT_REACH)).length, 0, 'the server itself was reachable');
     await sleep(3000);

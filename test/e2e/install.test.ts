@@ -20,19 +20,16 @@ import {
   type Install,
 } from '../support/install.js';
 import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { declaredGrants } from '../support/grants.js';
 
-/** What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs. */
-const OPERATOR_CAN_I = [
-  'cronjobs.batch||create delete get list patch watch',
-  'echos.mmontes.io/finalizers||update',
-  'echos.mmontes.io/status||patch',
-  'echos.mmontes.io||get list watch',
-  'events||create patch',
-  'jobs.batch||create delete get list watch',
-  'scheduledechos.mmontes.io/finalizers||update',
-  'scheduledechos.mmontes.io/status||patch',
-  'scheduledechos.mmontes.io||get list watch',
-];
+/**
+ * What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs,
+ * e.g. 'jobs.batch||create delete get list watch', 'echos.mmontes.io/status||patch', 'events||create patch'.
+ */
+const OPERATOR_CAN_I = declaredGrants().map((g) => {
+  const [resource, subresource] = g.resource.split('/');
+  return `${resource}${g.group ? `.${g.group}` : ''}${subresource ? `/${subresource}` : ''}|${g.resourceNames.join(' ')}|${g.verbs.join(' ')}`;
+});
 /**
  * Cluster-wide, for the metrics endpoint's reviews of its callers (TokenReview and
  * SubjectAccessReview are cluster-scoped): the only ClusterRole a namespaced install has.

@@ -30,6 +30,8 @@ import { createRepository, FLUX_NAMESPACE, startGitOps } from '../../scripts/con
 import { nodeLeftovers } from '../../scripts/controlplane/node/node.js';
 import { logTail, processesMentioning } from '../../scripts/controlplane/process.js';
 import { loadOperatorImage } from '../../scripts/operator-image.js';
+import { crdName } from '../../src/api/crd.js';
+import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';
 import { eventually } from '../support/kube.js';
 
@@ -257,10 +259,10 @@ test(
     t.diagnostic(
       `commit -> operator pod Ready: ${operatorReady! - committed} ms; -> the Echo's message printed (Echo Ready): ${echoReady! - committed} ms`,
     );
-    assert.deepEqual(inventory(k, 'echoperator-crds'), [
-      'CustomResourceDefinition.apiextensions.k8s.io/echos.mmontes.io',
-      'CustomResourceDefinition.apiextensions.k8s.io/scheduledechos.mmontes.io',
-    ]);
+    assert.deepEqual(
+      inventory(k, 'echoperator-crds'),
+      CUSTOM_RESOURCES.map((kind) => `CustomResourceDefinition.apiextensions.k8s.io/${crdName(kind)}`).sort(),
+    );
     assert.equal(kustomization(k, 'echoperator-crds').spec.prune, false);
 
     // HA on: the one value, re-synthesized and committed.

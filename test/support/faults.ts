@@ -14,7 +14,7 @@ import { kubectlFor as kubectlForCluster, type Kubectl } from '../../scripts/kub
 
 export type { Kubectl } from '../../scripts/kubectl.js';
 import { KUBECTL_TIMEOUT_MS } from './kube.js';
-import type { OperatorProcess } from './operator.js';
+import { CRDS, type OperatorProcess } from './operator.js';
 
 /** kubectl against another kubeconfig than the test's own (a proxy's, a cluster a test starts). */
 export const kubectlFor = (kubeconfig: string): Kubectl => kubectlForCluster(kubeconfig, { timeoutMs: KUBECTL_TIMEOUT_MS });
@@ -89,7 +89,7 @@ export function privateControlPlanePerFile(): () => PrivateControlPlane {
 
 export function installCrdsWith(kubectl: Kubectl): void {
   kubectl.ok(['apply', '--server-side', '--force-conflicts', '--field-manager=echoperator-tests', '-f', 'crds/']);
-  kubectl.ok(['wait', '--for=condition=Established', '--timeout=60s', 'crd/echos.mmontes.io', 'crd/scheduledechos.mmontes.io']);
+  kubectl.ok(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS]);
 }
 
 export function echoManifest(name: string, message: string, labels?: Record<string, string>): string {

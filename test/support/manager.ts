@@ -1,4 +1,8 @@
-/** The manager settings unit tests start from: one worker, no resync, no leader election. */
+/**
+ * What unit tests start a manager from: its settings (one worker, no resync, no leader election)
+ * and the operator's settings as their defaults, which every controller's context is made from.
+ */
+import { parseSettings, type Settings } from '../../src/config/index.js';
 import type { ManagerConfig } from '../../src/manager/manager.js';
 
 export function testManagerConfig(overrides: Partial<ManagerConfig> = {}): ManagerConfig {
@@ -11,4 +15,9 @@ export function testManagerConfig(overrides: Partial<ManagerConfig> = {}): Manag
     leaderElection: undefined,
     ...overrides,
   };
+}
+
+/** The operator's settings with every default, independent of the machine and its environment. */
+export function testSettings(): Settings {
+  return parseSettings([], {}, { hostname: () => 'test', randomHex: (n) => '0'.repeat(2 * n), inClusterNamespace: () => undefined });
 }

@@ -4,7 +4,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { TestContext } from 'node:test';
 import { freePort } from '../../scripts/controlplane/cluster.js';
+import { crdName } from '../../src/api/crd.js';
+import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { kubeconfig, kubectlOk, testNamespace } from './kube.js';
+
+/** What `kubectl wait` names the operator's CRDs by: crd/echos.mmontes.io, ... */
+export const CRDS: readonly string[] = CUSTOM_RESOURCES.map((k) => `crd/${crdName(k)}`);
 
 let crdsInstalled = false;
 
@@ -12,7 +17,7 @@ let crdsInstalled = false;
 export function installCrds(): void {
   if (crdsInstalled) return;
   kubectlOk(['apply', '--server-side', '--force-conflicts', '--field-manager=echoperator-tests', '-f', 'crds/']);
-  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', 'crd/echos.mmontes.io', 'crd/scheduledechos.mmontes.io']);
+  kubectlOk(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS]);
   crdsInstalled = true;
 }
 

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFile
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
-import { CUSTOM_RESOURCES } from '../../src/api/resources.js';
+import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { parse } from 'yaml';
 import { synthesize } from '../../infra/chart.js';
 import { renderCrdFiles } from '../../src/api/render.js';
-import { CUSTOM_RESOURCES } from '../../src/api/resources.js';
+import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 
 test('every file in crds/ is exactly what src/api renders, and nothing else is there', () => {
   const rendered = renderCrdFiles(CUSTOM_RESOURCES);

@@ -10,33 +10,42 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { buildCrd } from '../../src/api/index.js';
-import { CUSTOM_RESOURCES } from '../../src/api/resources.js';
-import { GROUP } from '../../src/api/group.js';
-import { CONTROLLERS } from '../../src/controllers/index.js';
-import { CRONJOBS, EVENTS, JOBS } from '../../src/kube/resources.js';
+import { buildCrd, crdName } from '../../src/api/index.js';
+import { CONTROLLERS, CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { CONFIGMAPS, CRONJOBS, DEPLOYMENTS, JOBS, type ResourceType } from '../../src/kube/resources.js';
 import { echoPodTemplate } from '../../src/controllers/common/pod.js';
 import { SETTINGS, parseSettings } from '../../src/config/index.js';
+import { controllerFor } from '../../src/runtime/controller/index.js';
 import { synthesize, synthesizeFiles, type Manifest } from '../../infra/chart.js';
+import { confinedKinds } from '../../infra/confinement.js';
 import { ECHOPERATOR_VERSION, EchoperatorPropsError, type EchoperatorProps } from '../../infra/echoperator.js';
 import { applyEnvOverrides, loadValues, parseValues, ValuesError } from '../../infra/values.js';
+import { declaredGrants, grantsOf } from '../support/grants.js';
 
 type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resourceNames?: string[]; nonResourceURLs?: string[] };
 
-/** The kinds the controllers reconcile, as they declare them (custom resources of our group). */
-const PRIMARIES = CONTROLLERS.map((d) => d.primary.resource);
-/** The kinds they own, each with the kind of its owner, as declared. */
+/** The kinds the controllers own, each with the kind of its owner, as declared. */
 const OWNED = CONTROLLERS.flatMap((d) => d.owned.map((o) => ({ type: o.type, owner: d.primary })));
 
-/** The operator's whole permission set in a watched namespace (or cluster-wide), verb by verb. */
-const OPERATOR_RULES: Rule[] = [
-  { apiGroups: [GROUP], resources: PRIMARIES, verbs: ['get', 'list', 'watch'] },
-  { apiGroups: [GROUP], resources: PRIMARIES.map((r) => `${r}/status`), verbs: ['patch'] },
-  { apiGroups: [GROUP], resources: PRIMARIES.map((r) => `${r}/finalizers`), verbs: ['update'] },
-  { apiGroups: [JOBS.group], resources: [JOBS.resource], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-  { apiGroups: [CRONJOBS.group], resources: [CRONJOBS.resource], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
-  { apiGroups: [EVENTS.group], resources: [EVENTS.resource], verbs: ['create', 'patch'] },
-];
+const kindKey = (type: ResourceType): string => `${type.group}/${type.resource}`;
+/** Where the owned kinds that run pods hold their pod template, as CEL from `object`; other kinds (a ConfigMap) run none. */
+const POD_TEMPLATE: Record<string, string> = {
+  [kindKey(JOBS)]: 'object.spec.template',
+  [kindKey(CRONJOBS)]: 'object.spec.jobTemplate.spec.template',
+};
+/** The owned kinds the confinement policy must hold to the controllers' shape: those that run pods. */
+const CONFINED = OWNED.filter((o) => POD_TEMPLATE[kindKey(o.type)] !== undefined);
+
+/**
+ * The operator's whole permission set in a watched namespace (or cluster-wide): exactly what its
+ * controllers declare, verb by verb (test/support/grants.ts), one rule per group and verbs
+ * (rulesFor's merging, tested in rbac.test.ts).
+ */
+function assertOperatorRules(rules: Rule[]): void {
+  assert.deepEqual(grantsOf(rules), declaredGrants());
+  const shapes = rules.map((r) => JSON.stringify([r.apiGroups, r.verbs, r.resourceNames]));
+  assert.equal(new Set(shapes).size, shapes.length, `rules of one group and verbs are merged: ${shapes.join(' ')}`);
+}
 
 /** With HA only, in the operator's namespace only. */
 const LEADER_ELECTION_RULES: Rule[] = [
@@ -116,6 +125,14 @@ const variants: [string, EchoperatorProps][] = [
 ];
 
 describe('RBAC', () => {
+  it('grants Jobs and CronJobs only the writes the Echo and ScheduledEcho controllers make: never update', () => {
+    const granted = grantsOf(one(operatorObjects(), 'ClusterRole').rules);
+    const verbsOn = (type: ResourceType): string[] | undefined =>
+      granted.find((g) => g.group === type.group && g.resource === type.resource)?.verbs;
+    assert.deepEqual(verbsOn(JOBS), ['create', 'delete', 'get', 'list', 'watch']);
+    assert.deepEqual(verbsOn(CRONJOBS), ['create', 'delete', 'get', 'list', 'patch', 'watch']);
+  });
+
   for (const [what, props] of variants) {
     it(`uses no wildcard and grants nothing on Secrets (${what})`, () => {
       const rs = roles(operatorObjects(props));
@@ -142,7 +159,7 @@ describe('RBAC', () => {
       roles(objs).map((r) => `${r.kind}/${r.metadata.name}`),
       ['ClusterRole/echoperator'],
     );
-    assert.deepEqual(one(objs, 'ClusterRole').rules, OPERATOR_RULES);
+    assertOperatorRules(one(objs, 'ClusterRole').rules);
     const binding = one(objs, 'ClusterRoleBinding');
     assert.equal(binding.metadata.name, 'echoperator');
     assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'echoperator' });
@@ -157,7 +174,7 @@ describe('RBAC', () => {
       roles(objs).map((r) => `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}`),
       ['ClusterRole//echoperator', 'Role/echoperator/echoperator-leader-election'],
     );
-    assert.deepEqual(one(objs, 'ClusterRole').rules, OPERATOR_RULES);
+    assertOperatorRules(one(objs, 'ClusterRole').rules);
     assert.deepEqual(one(objs, 'Role', 'echoperator-leader-election', 'echoperator').rules, LEADER_ELECTION_RULES);
     const rb = one(objs, 'RoleBinding', 'echoperator-leader-election', 'echoperator');
     assert.deepEqual(rb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'echoperator-leader-election' });
@@ -177,7 +194,7 @@ describe('RBAC', () => {
       assert.equal(find(objs, 'ClusterRole').length, 0);
       assert.equal(find(objs, 'ClusterRoleBinding').length, 0);
       for (const ns of ['team-a', 'team-b']) {
-        assert.deepEqual(one(objs, 'Role', 'echoperator', ns).rules, OPERATOR_RULES);
+        assertOperatorRules(one(objs, 'Role', 'echoperator', ns).rules);
         const rb = one(objs, 'RoleBinding', 'echoperator', ns);
         assert.deepEqual(rb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'echoperator' });
         assert.deepEqual(rb.subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'echoperator' }]);
@@ -194,7 +211,7 @@ describe('RBAC', () => {
   it('the lease Role lives only in the operator namespace, also when that namespace is watched', () => {
     const objs = operatorObjects({ namespace: 'ops', watchNamespaces: ['ops', 'apps'], ha: { enabled: true } });
     assert.deepEqual(one(objs, 'Role', 'echoperator-leader-election').metadata.namespace, 'ops');
-    assert.deepEqual(one(objs, 'Role', 'echoperator', 'ops').rules, OPERATOR_RULES);
+    assertOperatorRules(one(objs, 'Role', 'echoperator', 'ops').rules);
   });
 
   it('cluster-scoped names include the namespace unless it is the default install, so installs never collide', () => {
@@ -216,9 +233,16 @@ describe('the confinement policy (confineServiceAccount)', () => {
     assert.equal(p.apiVersion, 'admissionregistration.k8s.io/v1');
     assert.equal(p.metadata.name, 'echoperator-confinement');
     assert.equal(p.spec.failurePolicy, 'Fail');
-    assert.deepEqual(p.spec.matchConstraints.resourceRules, [
-      { apiGroups: ['batch'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: OWNED.map((o) => o.type.resource) },
-    ]);
+    const groups = [...new Set(CONFINED.map((o) => o.type.group))];
+    assert.deepEqual(
+      p.spec.matchConstraints.resourceRules,
+      groups.map((group) => ({
+        apiGroups: [group],
+        apiVersions: ['*'],
+        operations: ['CREATE', 'UPDATE'],
+        resources: CONFINED.filter((o) => o.type.group === group).map((o) => o.type.resource),
+      })),
+    );
     const binding = one(objs, 'ValidatingAdmissionPolicyBinding');
     assert.deepEqual(binding.spec, { policyName: 'echoperator-confinement', validationActions: ['Deny'] });
     assert.equal(binding.metadata.name, 'echoperator-confinement');
@@ -262,8 +286,8 @@ describe('the confinement policy (confineServiceAccount)', () => {
     const variables = Object.fromEntries(
       (policy(objects()).spec.variables as { name: string; expression: string }[]).map((v) => [v.name, v.expression]),
     );
-    const byResource = (value: (o: (typeof OWNED)[number]) => string): string =>
-      `{${OWNED.map((o) => `"${o.type.resource}": "${value(o)}"`).join(', ')}}[request.resource.resource]`;
+    const byResource = (value: (o: (typeof CONFINED)[number]) => string): string =>
+      `{${CONFINED.map((o) => `"${o.type.resource}": "${value(o)}"`).join(', ')}}[request.resource.resource]`;
     assert.equal(
       variables.ownerKind,
       byResource((o) => o.owner.kind),
@@ -272,10 +296,24 @@ describe('the confinement policy (confineServiceAccount)', () => {
       variables.ownerGroup,
       byResource((o) => o.owner.group),
     );
-    assert.equal(
-      variables.pod,
-      '(request.resource.resource == "jobs" ? object.spec.template : object.spec.jobTemplate.spec.template).spec',
+    // Today: (request.resource.resource == "jobs" ? object.spec.template : object.spec.jobTemplate.spec.template).spec
+    const template = (o: (typeof CONFINED)[number]): string => POD_TEMPLATE[kindKey(o.type)]!;
+    const choices = CONFINED.slice(0, -1).map((o) => `request.resource.resource == "${o.type.resource}" ? ${template(o)} : `);
+    assert.equal(variables.pod, `(${choices.join('')}${template(CONFINED.at(-1)!)}).spec`);
+  });
+
+  it('confines the owned kinds that run pods, leaves out those that run none, and refuses an owned kind it does not know', () => {
+    const widgets: ResourceType = { group: 'example.test', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true };
+    const done = () => ({ reconcile: () => Promise.resolve(undefined) });
+    const owning = (type: ResourceType) => controllerFor(widgets).owns(type, { writes: ['create'] });
+    const jobsAndConfigMaps = owning(JOBS)
+      .owns(CONFIGMAPS, { writes: ['create'] })
+      .complete(done);
+    assert.deepEqual(
+      confinedKinds([jobsAndConfigMaps]).map((k) => [k.type.kind, k.owner.kind, k.template]),
+      [['Job', 'Widget', 'object.spec.template']],
     );
+    assert.throws(() => confinedKinds([owning(DEPLOYMENTS).complete(done)]), /no pod template path for Deployment/);
   });
 
   it('is left out with confineServiceAccount: false, which values.yaml accepts', () => {
@@ -540,8 +578,7 @@ describe('objects', () => {
       objects().map((o) => `${o.kind}/${o.metadata.name}`),
       [
         'Namespace/echoperator',
-        'CustomResourceDefinition/echos.mmontes.io',
-        'CustomResourceDefinition/scheduledechos.mmontes.io',
+        ...CUSTOM_RESOURCES.map((k) => `CustomResourceDefinition/${crdName(k)}`),
         'ServiceAccount/echoperator',
         'ClusterRole/echoperator',
         'ClusterRoleBinding/echoperator',

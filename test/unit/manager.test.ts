@@ -19,7 +19,7 @@ import {
   type RunnableController,
 } from '../../src/runtime/controller/index.js';
 import { nopInformerMetrics } from '../../src/runtime/informer/index.js';
-import { testManagerConfig } from '../support/manager.js';
+import { testManagerConfig, testSettings } from '../support/manager.js';
 
 const WIDGETS: ResourceType = { group: 'example.test', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true };
 const GADGETS: ResourceType = { group: 'example.test', version: 'v1', resource: 'gadgets', kind: 'Gadget', namespaced: true };
@@ -73,7 +73,7 @@ describe('controller builder', () => {
 
 describe('manager wiring', () => {
   it('builds one controller per declaration, named as declared', () => {
-    const manager = new Manager(config, { rest }, runnableControllers({ jobImage: 'busybox' }));
+    const manager = new Manager(config, { rest }, runnableControllers(testSettings()));
     assert.deepEqual(
       manager.controllers.map((c) => c.name),
       CONTROLLERS.map((d) => d.name),
@@ -81,7 +81,7 @@ describe('manager wiring', () => {
   });
 
   it('has queued work while any controller has a key waiting (what Events yield to)', () => {
-    const manager = new Manager(config, { rest }, runnableControllers({ jobImage: 'busybox' }));
+    const manager = new Manager(config, { rest }, runnableControllers(testSettings()));
     assert.equal(manager.hasQueuedWork(), false);
     manager.controllers.at(-1)!.enqueue('ns/name');
     assert.equal(manager.hasQueuedWork(), true);
@@ -160,7 +160,7 @@ describe('manager wiring', () => {
     new Manager(
       config,
       { rest, informerMetrics: (name) => (informers.push(name), nopInformerMetrics) },
-      runnableControllers({ jobImage: 'busybox' }),
+      runnableControllers(testSettings()),
     );
     const declared = new Set(CONTROLLERS.flatMap((d) => [d.primary, ...d.owned.map((o) => o.type), ...d.watched.map((w) => w.type)]));
     assert.deepEqual(informers.sort(), [...declared].map((t) => t.resource).sort());

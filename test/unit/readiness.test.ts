@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import type { V1CronJob, V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { buildCrd } from '../../src/api/crd.js';
-import { CUSTOM_RESOURCES } from '../../src/api/resources.js';
+import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import type { Condition } from '../../src/api/schema.js';
 import type { ScheduledEcho } from '../../src/api/scheduledecho.js';
 import { readinessConditions } from '../../src/runtime/reconcile/conditions.js';

@@ -11,7 +11,7 @@ import { runnableControllers } from '../../src/controllers/index.js';
 import { Manager } from '../../src/manager/manager.js';
 import { checkServerVersion, serverMinor, UnsupportedServerError } from '../../src/manager/preflight.js';
 import { localRestClient } from '../support/localapi.js';
-import { testManagerConfig } from '../support/manager.js';
+import { testManagerConfig, testSettings } from '../support/manager.js';
 
 describe('the server version', () => {
   it('is read from major/minor as distributions write them, else from gitVersion', () => {
@@ -48,7 +48,7 @@ describe('the server version', () => {
     });
     // A long start-up deadline: the refusal must not wait for it.
     const config = { ...testManagerConfig({ cacheSyncTimeoutMs: 60_000 }), minimumKubernetes: MINIMUM_KUBERNETES };
-    const manager = new Manager(config, { rest }, runnableControllers({ jobImage: 'busybox' }));
+    const manager = new Manager(config, { rest }, runnableControllers(testSettings()));
     t.after(() => {
       for (const c of manager.controllers) c.queue.shutDown();
     });

@@ -11,7 +11,7 @@ import { runnableControllers } from '../../src/controllers/index.js';
 import { RestClient } from '../../src/kube/rest.js';
 import { Manager, type ManagerConfig } from '../../src/manager/manager.js';
 import { StartupTimeoutError } from '../../src/manager/startup.js';
-import { testManagerConfig } from '../support/manager.js';
+import { testManagerConfig, testSettings } from '../support/manager.js';
 
 const config: ManagerConfig = testManagerConfig({ cacheSyncTimeoutMs: 400 });
 
@@ -34,7 +34,7 @@ describe('start-up deadline', () => {
     });
     const rest = new RestClient(kc, { env: {} });
     t.after(() => rest.close());
-    const manager = new Manager(config, { rest }, runnableControllers({ jobImage: 'busybox' }));
+    const manager = new Manager(config, { rest }, runnableControllers(testSettings()));
     t.after(() => {
       for (const c of manager.controllers) c.queue.shutDown();
     });

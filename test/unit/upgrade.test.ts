@@ -14,7 +14,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { V1CronJob, V1Job } from '@kubernetes/client-node';
-import { ECHOS, SCHEDULED_ECHOS, type Echo, type ScheduledEcho } from '../../src/api/index.js';
+import { ECHOS, type Echo } from '../../src/api/echo.js';
+import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../src/api/scheduledecho.js';
 import { runnableControllers } from '../../src/controllers/index.js';
 import type { KubeObject } from '../../src/kube/object.js';
 import { CRONJOBS, JOBS, type ResourceType } from '../../src/kube/resources.js';
@@ -23,6 +24,7 @@ import { nopLogger } from '../../src/runtime/log.js';
 import { findCondition, STALLED_CONDITION } from '../../src/runtime/reconcile/conditions.js';
 import { ApiError } from '../../src/kube/errors.js';
 import { fakeManagerParts, FakeClient } from '../../src/runtime/testing/index.js';
+import { testSettings } from '../support/manager.js';
 
 interface Fixture {
   recorded: { commit: string; jobImage: string; kubernetes: string; at: string };
@@ -89,12 +91,14 @@ for (const fixture of fixtures) {
       const client = serverFrom(fixture);
       const ctx = { log: nopLogger, signal: new AbortController().signal, reconcileID: 'upgrade' };
       let reconciled = 0;
-      for (const controller of runnableControllers({ jobImage })) {
+      for (const controller of runnableControllers({ ...testSettings(), jobImage })) {
+        const primaries = client.all(controller.primary);
+        // A kind newer than the recorded version has nothing to adopt; the count below holds the
+        // recorded kinds to being reconciled.
+        if (primaries.length === 0) continue;
         const manager = fakeManagerParts(controller, client);
         manager.sync();
         const reconciler = controller.reconciler(manager.parts);
-        const primaries = client.all(controller.primary);
-        assert.ok(primaries.length > 0, `the fixture has ${controller.primary.kind} objects`);
         for (let pass = 0; pass < 2; pass++) {
           for (const obj of primaries) {
             const outcome = await reconciler.reconcile(keyOf(obj), ctx).then(
