@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { kubernetesVersion } from '../../scripts/controlplane/assets.js';
 import { kubectlFor } from '../../scripts/kubectl.js';
 import { installCrds } from '../support/operator.js';
-import { kubectl, kubectlJson, kubectlOk, onLocalControlPlane, testNamespace } from '../support/kube.js';
+import { currentKubeconfig, kubectl, kubectlJson, kubectlOk, onLocalControlPlane, testNamespace } from '../support/kube.js';
 
 test('a CRD is applied and a custom resource is created and read back through kubectl', (t) => {
   installCrds();
@@ -104,13 +104,12 @@ function alive(pid: number): boolean {
 }
 
 function tokenKubeconfig(token: string): string {
-  const cfg = kubectlJson(['config', 'view', '--raw', '--minify']);
-  const cluster = cfg.clusters[0];
+  const { cluster } = currentKubeconfig();
   const path = `${process.env.TMPDIR ?? '/tmp'}/sa-kubeconfig-${process.pid}-${Date.now()}`;
   const yaml = JSON.stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: 'c', cluster: cluster.cluster }],
+    clusters: [{ name: 'c', cluster }],
     users: [{ name: 'sa', user: { token } }],
     contexts: [{ name: 'c', context: { cluster: 'c', user: 'sa' } }],
     'current-context': 'c',

@@ -11,8 +11,7 @@
 import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
-import { kubectlFor } from './faults.js';
-import { kubeconfig as sharedKubeconfig } from './kube.js';
+import { currentKubeconfig, kubeconfig } from './kube.js';
 
 export interface WatchProxy {
   /** A kubeconfig whose server is this proxy. */
@@ -37,18 +36,19 @@ export interface WatchProxyOptions {
 }
 
 export async function watchProxy(t: { after(fn: () => unknown): void }, options: WatchProxyOptions): Promise<WatchProxy> {
-  const source = options.kubeconfig ?? sharedKubeconfig();
-  const cfg = kubectlFor(source).json(['config', 'view', '--raw', '--minify']);
-  const target = new URL(cfg.clusters[0].cluster.server);
+  const source = options.kubeconfig ?? kubeconfig();
+  const { cluster, user } = currentKubeconfig(source);
+  const target = new URL(cluster.server);
   const b64 = (v: string): string => Buffer.from(v, 'base64').toString('utf8');
-  const user = cfg.users[0].user;
+  const ca = cluster['certificate-authority-data'];
+  if (!ca) throw new Error('the kubeconfig has no certificate-authority-data to verify the API server with');
   const agent = new Agent({
     keepAlive: true,
-    ca: b64(cfg.clusters[0].cluster['certificate-authority-data']),
+    ca: b64(ca),
     cert: user['client-certificate-data'] ? b64(user['client-certificate-data']) : undefined,
     key: user['client-key-data'] ? b64(user['client-key-data']) : undefined,
   });
-  const token: string | undefined = user.token;
+  const token = user.token;
   let delayMs = 0;
   let stalled = false;
   const held = new Set<() => void>();

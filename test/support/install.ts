@@ -13,7 +13,7 @@ import type { TestContext } from 'node:test';
 import { stringify } from 'yaml';
 import { synthesize, type Manifest } from '../../infra/chart.js';
 import type { Echoperator, EchoperatorProps } from '../../infra/echoperator.js';
-import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from './kube.js';
+import { currentKubeconfig, eventually, kubectl, kubectlOk, testNamespace } from './kube.js';
 
 /** The field manager of every server-side apply the tests make (also used for crds/). */
 export const TEST_FIELD_MANAGER = 'echoperator-tests';
@@ -117,9 +117,8 @@ export function diffManifests(file: string): { code: number; stdout: string; std
  * ServiceAccount (`kubectl create token`), and nothing else: no client certificate.
  */
 export function serviceAccountKubeconfig(namespace: string, serviceAccount: string, duration = '1h'): string {
-  const admin = kubectlJson(['config', 'view', '--raw', '--minify', '--flatten']);
-  const cluster = admin.clusters?.[0]?.cluster;
-  if (!cluster?.server) throw new Error('the test kubeconfig has no cluster');
+  const { cluster } = currentKubeconfig();
+  if (!cluster.server) throw new Error('the test kubeconfig has no cluster');
   const token = kubectlOk(['create', 'token', serviceAccount, '-n', namespace, `--duration=${duration}`]).trim();
   const name = `${namespace}-${serviceAccount}`;
   return stringify({

@@ -33,6 +33,46 @@ export function kubectlJson<T = any>(args: string[], opts: KubectlOptions = {}):
   return own().json<T>(args, opts);
 }
 
+/** A kubeconfig's cluster entry as `kubectl config view -o json` prints it. */
+export interface KubeconfigCluster {
+  server: string;
+  'certificate-authority-data'?: string;
+  [field: string]: unknown;
+}
+
+/** A kubeconfig's user entry as `kubectl config view -o json` prints it. */
+export interface KubeconfigUser {
+  token?: string;
+  'client-certificate-data'?: string;
+  'client-key-data'?: string;
+  [field: string]: unknown;
+}
+
+/** `kubectl config view --raw --minify --flatten -o json`: the current context only, credentials inline. */
+export interface KubeconfigView {
+  clusters: { name: string; cluster: KubeconfigCluster }[];
+  users: { name: string; user: KubeconfigUser }[];
+  [field: string]: unknown;
+}
+
+/**
+ * The kubeconfig at `path` (the tests' own unless told) reduced to its current context, with the
+ * cluster and user that context names (entries of `view`, so changing them changes `view`).
+ */
+export function currentKubeconfig(path = kubeconfig()): { view: KubeconfigView; cluster: KubeconfigCluster; user: KubeconfigUser } {
+  const view = kubectlFor(path, { timeoutMs: KUBECTL_TIMEOUT_MS }).json<KubeconfigView>([
+    'config',
+    'view',
+    '--raw',
+    '--minify',
+    '--flatten',
+  ]);
+  const cluster = view.clusters[0]?.cluster;
+  const user = view.users[0]?.user;
+  if (!cluster || !user) throw new Error(`the kubeconfig ${path} has no current cluster and user`);
+  return { view, cluster, user };
+}
+
 /**
  * A fresh namespace for one test, deleted (without waiting) when the test ends. Its pods stay off
  * the node (Pending, as without one) unless `pods: true`: only tests that read what a pod did run

@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
-import { kubeconfig, kubectlOk } from './kube.js';
+import { currentKubeconfig, kubeconfig } from './kube.js';
 import { trackPair } from './socketpair.js';
 
 export interface ApiProxy {
@@ -17,8 +17,8 @@ export interface ApiProxy {
 }
 
 export async function apiProxy(t: { after(fn: () => unknown): void }, initiallyOpen: boolean): Promise<ApiProxy> {
-  const cfg = JSON.parse(kubectlOk(['config', 'view', '--raw', '--minify', '-o', 'json']));
-  const target = new URL(cfg.clusters[0].cluster.server);
+  const { view, cluster } = currentKubeconfig();
+  const target = new URL(cluster.server);
   let open = initiallyOpen;
   const held: Socket[] = [];
   const live = new Set<Socket>();
@@ -42,9 +42,9 @@ export async function apiProxy(t: { after(fn: () => unknown): void }, initiallyO
     server.close();
   });
   const port = (server.address() as { port: number }).port;
-  cfg.clusters[0].cluster.server = `https://127.0.0.1:${port}`;
+  cluster.server = `https://127.0.0.1:${port}`;
   const path = `${kubeconfig()}.proxy-${process.pid}-${port}`;
-  writeFileSync(path, JSON.stringify(cfg), { mode: 0o600 });
+  writeFileSync(path, JSON.stringify(view), { mode: 0o600 });
   return {
     kubeconfig: path,
     open: () => {
