@@ -66,8 +66,8 @@ export interface Manifest {
   apiVersion: string;
   kind: string;
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the rest is whatever the kind defines, as untyped as cdk8s's toJson()
-  [key: string]: any;
+  /** The rest is whatever the kind defines (cdk8s's toJson() is untyped): readers name the kind's type. */
+  [key: string]: unknown;
 }
 
 export interface Synthesized {

@@ -6,9 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { V1Deployment, V1PodSpec } from '@kubernetes/client-node';
 import { synthesize } from '../../infra/chart.js';
 import { parseValues } from '../../infra/values.js';
 import { kubectl, testNamespace } from '../support/kube.js';
+import { manifestsOf } from '../support/manifests.js';
 
 test('the API server accepts and keeps every pod setting of a values file', (t) => {
   const ns = testNamespace(t, 'pod-settings');
@@ -33,21 +35,22 @@ extraEnv:
   - {name: WORK_QUEUE_ORDER, value: fifo}
   - {name: MEMORY_MIB, valueFrom: {resourceFieldRef: {resource: limits.memory, divisor: 1Mi}}}
 `);
-  const deployment = synthesize(values).objects.find((o) => o.kind === 'Deployment')!;
+  const deployment = manifestsOf<V1Deployment>(synthesize(values).objects, 'Deployment')[0]!;
   const r = kubectl(['apply', '--server-side', '--dry-run=server', '--field-manager=echoperator-tests', '-o', 'json', '-f', '-'], {
     input: JSON.stringify(deployment),
   });
   assert.equal(r.code, 0, r.stderr);
-  const applied = JSON.parse(r.stdout);
-  const spec = applied.spec.template.spec;
-  const mine = deployment.spec.template.spec;
-  for (const key of ['nodeSelector', 'tolerations', 'affinity', 'priorityClassName', 'imagePullSecrets']) {
+  const applied = JSON.parse(r.stdout) as V1Deployment;
+  const spec = applied.spec!.template.spec!;
+  const mine = deployment.spec!.template.spec!;
+  const keys: (keyof V1PodSpec)[] = ['nodeSelector', 'tolerations', 'affinity', 'priorityClassName', 'imagePullSecrets'];
+  for (const key of keys) {
     assert.deepEqual(spec[key], mine[key], key);
   }
-  assert.equal(applied.spec.template.metadata.labels.team, 'platform');
-  assert.equal(applied.spec.template.metadata.annotations['example.com/team'], 'platform');
-  const env = Object.fromEntries(spec.containers[0].env.map((e: { name: string }) => [e.name, e]));
+  assert.equal(applied.spec!.template.metadata!.labels!.team, 'platform');
+  assert.equal(applied.spec!.template.metadata!.annotations!['example.com/team'], 'platform');
+  const env = Object.fromEntries(spec.containers[0]!.env!.map((e) => [e.name, e]));
   assert.deepEqual(env.WORK_QUEUE_ORDER, { name: 'WORK_QUEUE_ORDER', value: 'fifo' });
-  assert.equal(env.MEMORY_MIB.valueFrom.resourceFieldRef.divisor, '1Mi');
-  assert.deepEqual(applied.spec.selector, deployment.spec.selector);
+  assert.equal(env.MEMORY_MIB!.valueFrom!.resourceFieldRef!.divisor, '1Mi');
+  assert.deepEqual(applied.spec!.selector, deployment.spec!.selector);
 });

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
+import type { V1Deployment } from '@kubernetes/client-node';
 import { desiredJob } from '../../src/controllers/echo/desired.js';
 import { desiredCronJob } from '../../src/controllers/scheduledecho/desired.js';
 import { FIELD_MANAGER } from '../../src/controllers/common/labels.js';
@@ -21,6 +22,7 @@ import {
 } from '../support/install.js';
 import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
 import { declaredGrants } from '../support/grants.js';
+import { manifestsOf } from '../support/manifests.js';
 
 /**
  * What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs,
@@ -320,8 +322,8 @@ test(
     assertNoDiff(install);
     const ns = install.namespace;
     assert.equal(kubectlJson(['get', 'namespace', ns]).metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
-    const deployment = install.objects.find((o) => o.kind === 'Deployment')!;
-    const pods = await podsOf(ns, deployment.spec.selector.matchLabels, 3);
+    const deployment = manifestsOf<V1Deployment>(install.objects, 'Deployment')[0]!;
+    const pods = await podsOf(ns, deployment.spec!.selector.matchLabels!, 3);
     for (const pod of pods) {
       assert.equal(pod.spec.serviceAccountName, install.serviceAccount);
       assert.equal(pod.spec.securityContext.runAsNonRoot, true);
@@ -338,20 +340,20 @@ test(
       applyManifests(file);
       const diff = diffManifests(file);
       assert.equal(diff.code, 0, `HA ${enabled}: ${diff.stdout}${diff.stderr}`);
-      const spec = kubectlJson(['get', 'deployment', deployment.metadata.name], { namespace: ns }).spec;
+      const spec = kubectlJson(['get', 'deployment', deployment.metadata!.name!], { namespace: ns }).spec;
       assert.equal(spec.replicas, enabled ? 3 : 1);
       assert.equal(spec.strategy.type, enabled ? 'RollingUpdate' : 'Recreate');
     }
 
     // Control: the same pod without its capability drop violates the profile, and the same check sees it.
     const weakened = structuredClone(deployment);
-    const selector = { ...deployment.spec.selector.matchLabels, 'app.kubernetes.io/instance': 'weakened' };
+    const selector = { ...deployment.spec!.selector.matchLabels, 'app.kubernetes.io/instance': 'weakened' };
     weakened.metadata = { name: 'weakened', namespace: ns };
-    weakened.spec.replicas = 1;
-    weakened.spec.selector.matchLabels = selector;
-    weakened.spec.template.metadata.labels = selector;
-    delete weakened.spec.template.spec.topologySpreadConstraints;
-    delete weakened.spec.template.spec.containers[0].securityContext.capabilities;
+    weakened.spec!.replicas = 1;
+    weakened.spec!.selector.matchLabels = selector;
+    weakened.spec!.template.metadata!.labels = selector;
+    delete weakened.spec!.template.spec!.topologySpreadConstraints;
+    delete weakened.spec!.template.spec!.containers[0]!.securityContext!.capabilities;
     kubectlOk(['apply', '-f', '-'], { input: JSON.stringify(weakened) });
     const refused = await eventually(
       'a FailedCreate event for the weakened ReplicaSet',

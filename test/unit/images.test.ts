@@ -8,9 +8,11 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
+import type { V1Deployment } from '@kubernetes/client-node';
 import { synthesize } from '../../infra/chart.js';
 import { parseFinalStage } from '../../scripts/controlplane/node/dockerfile.js';
 import { baseNodeBinary } from '../../scripts/operator-image.js';
+import { manifestsOf } from '../support/manifests.js';
 import {
   busyboxImageSpec,
   FAILING_JOB_IMAGE,
@@ -72,10 +74,10 @@ test('the local operator image takes its layout and config from that stage, on a
 });
 
 test("the synthesized Deployment's command and user are the image's", () => {
-  const deployment = synthesize({}).objects.find((o) => o.kind === 'Deployment')!;
-  const container = deployment.spec.template.spec.containers[0];
+  const deployment = manifestsOf<V1Deployment>(synthesize({}).objects, 'Deployment')[0]!;
+  const container = deployment.spec!.template.spec!.containers[0]!;
   assert.deepEqual(container.command, spec().config.Entrypoint);
-  assert.equal(`${container.securityContext.runAsUser}:${container.securityContext.runAsGroup}`, spec().config.User);
+  assert.equal(`${container.securityContext!.runAsUser}:${container.securityContext!.runAsGroup}`, spec().config.User);
 });
 
 test('a final stage the local builder cannot reproduce is an error, not silently different', () => {

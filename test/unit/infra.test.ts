@@ -9,6 +9,20 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import type {
+  V1ClusterRole,
+  V1ClusterRoleBinding,
+  V1ConfigMap,
+  V1Container,
+  V1Deployment,
+  V1NetworkPolicy,
+  V1PodDisruptionBudget,
+  V1Role,
+  V1Service,
+  V1ServiceAccount,
+  V1ValidatingAdmissionPolicy,
+  V1ValidatingAdmissionPolicyBinding,
+} from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { buildCrd, crdName } from '../../src/api/index.js';
 import { CONTROLLERS, CUSTOM_RESOURCES } from '../../src/controllers/index.js';
@@ -21,6 +35,7 @@ import { confinedKinds } from '../../infra/confinement.js';
 import { ECHOPERATOR_VERSION, EchoperatorPropsError, type EchoperatorProps } from '../../infra/echoperator.js';
 import { applyEnvOverrides, loadValues, parseValues, ValuesError } from '../../infra/values.js';
 import { declaredGrants, grantsOf } from '../support/grants.js';
+import { manifestsOf as find } from '../support/manifests.js';
 
 type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resourceNames?: string[]; nonResourceURLs?: string[] };
 
@@ -80,17 +95,9 @@ function operatorObjects(props: EchoperatorProps = {}): Manifest[] {
   return objects(props).filter((o) => !METRICS_RBAC.test(o.metadata.name));
 }
 
-function find(objs: Manifest[], kind: string, name?: string, namespace?: string): Manifest[] {
-  return objs.filter(
-    (o) =>
-      o.kind === kind &&
-      (name === undefined || o.metadata.name === name) &&
-      (namespace === undefined || o.metadata.namespace === namespace),
-  );
-}
-
-function one(objs: Manifest[], kind: string, name?: string, namespace?: string): Manifest {
-  const found = find(objs, kind, name, namespace);
+/** The one object of `kind` (and `name`, `namespace`), as the type the caller names for that kind. */
+function one<T = Manifest>(objs: Manifest[], kind: string, name?: string, namespace?: string): T {
+  const found = find<T>(objs, kind, name, namespace);
   assert.equal(found.length, 1, `expected exactly one ${kind}${name ? ` ${name}` : ''}, found ${found.length}`);
   return found[0]!;
 }
@@ -99,22 +106,22 @@ function roles(objs: Manifest[]): Manifest[] {
   return objs.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole');
 }
 
-function deployment(objs: Manifest[]): Manifest {
-  return one(objs, 'Deployment', 'echoperator', 'echoperator');
+function deployment(objs: Manifest[]): V1Deployment {
+  return one<V1Deployment>(objs, 'Deployment', 'echoperator', 'echoperator');
 }
 
-function container(objs: Manifest[]): any {
-  const containers = deployment(objs).spec.template.spec.containers;
+function container(objs: Manifest[]): V1Container {
+  const containers = deployment(objs).spec!.template.spec!.containers;
   assert.equal(containers.length, 1);
-  return containers[0];
+  return containers[0]!;
 }
 
 function settings(objs: Manifest[]): Record<string, string> {
-  return one(objs, 'ConfigMap', 'echoperator-config', 'echoperator').data;
+  return one<V1ConfigMap>(objs, 'ConfigMap', 'echoperator-config', 'echoperator').data!;
 }
 
 function checksum(objs: Manifest[]): string {
-  return deployment(objs).spec.template.metadata.annotations['echoperator.mmontes.io/config-checksum'];
+  return deployment(objs).spec!.template.metadata!.annotations!['echoperator.mmontes.io/config-checksum']!;
 }
 
 const variants: [string, EchoperatorProps][] = [
@@ -126,7 +133,7 @@ const variants: [string, EchoperatorProps][] = [
 
 describe('RBAC', () => {
   it('grants Jobs and CronJobs only the writes the Echo and ScheduledEcho controllers make: never update', () => {
-    const granted = grantsOf(one(operatorObjects(), 'ClusterRole').rules);
+    const granted = grantsOf(one<V1ClusterRole>(operatorObjects(), 'ClusterRole').rules!);
     const verbsOn = (type: ResourceType): string[] | undefined =>
       granted.find((g) => g.group === type.group && g.resource === type.resource)?.verbs;
     assert.deepEqual(verbsOn(JOBS), ['create', 'delete', 'get', 'list', 'watch']);
@@ -159,7 +166,7 @@ describe('RBAC', () => {
       roles(objs).map((r) => `${r.kind}/${r.metadata.name}`),
       ['ClusterRole/echoperator'],
     );
-    assertOperatorRules(one(objs, 'ClusterRole').rules);
+    assertOperatorRules(one<V1ClusterRole>(objs, 'ClusterRole').rules!);
     const binding = one(objs, 'ClusterRoleBinding');
     assert.equal(binding.metadata.name, 'echoperator');
     assert.deepEqual(binding.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'echoperator' });
@@ -174,7 +181,7 @@ describe('RBAC', () => {
       roles(objs).map((r) => `${r.kind}/${r.metadata.namespace ?? ''}/${r.metadata.name}`),
       ['ClusterRole//echoperator', 'Role/echoperator/echoperator-leader-election'],
     );
-    assertOperatorRules(one(objs, 'ClusterRole').rules);
+    assertOperatorRules(one<V1ClusterRole>(objs, 'ClusterRole').rules!);
     assert.deepEqual(one(objs, 'Role', 'echoperator-leader-election', 'echoperator').rules, LEADER_ELECTION_RULES);
     const rb = one(objs, 'RoleBinding', 'echoperator-leader-election', 'echoperator');
     assert.deepEqual(rb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'echoperator-leader-election' });
@@ -194,7 +201,7 @@ describe('RBAC', () => {
       assert.equal(find(objs, 'ClusterRole').length, 0);
       assert.equal(find(objs, 'ClusterRoleBinding').length, 0);
       for (const ns of ['team-a', 'team-b']) {
-        assertOperatorRules(one(objs, 'Role', 'echoperator', ns).rules);
+        assertOperatorRules(one<V1Role>(objs, 'Role', 'echoperator', ns).rules!);
         const rb = one(objs, 'RoleBinding', 'echoperator', ns);
         assert.deepEqual(rb.roleRef, { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'echoperator' });
         assert.deepEqual(rb.subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'echoperator' }]);
@@ -211,31 +218,34 @@ describe('RBAC', () => {
   it('the lease Role lives only in the operator namespace, also when that namespace is watched', () => {
     const objs = operatorObjects({ namespace: 'ops', watchNamespaces: ['ops', 'apps'], ha: { enabled: true } });
     assert.deepEqual(one(objs, 'Role', 'echoperator-leader-election').metadata.namespace, 'ops');
-    assertOperatorRules(one(objs, 'Role', 'echoperator', 'ops').rules);
+    assertOperatorRules(one<V1Role>(objs, 'Role', 'echoperator', 'ops').rules!);
   });
 
   it('cluster-scoped names include the namespace unless it is the default install, so installs never collide', () => {
     assert.equal(one(operatorObjects(), 'ClusterRole').metadata.name, 'echoperator');
     const other = operatorObjects({ namespace: 'ops' });
     assert.equal(one(other, 'ClusterRole').metadata.name, 'echoperator-ops');
-    assert.equal(one(other, 'ClusterRoleBinding').roleRef.name, 'echoperator-ops');
+    assert.equal(one<V1ClusterRoleBinding>(other, 'ClusterRoleBinding').roleRef.name, 'echoperator-ops');
     assert.deepEqual(one(other, 'ClusterRoleBinding').subjects, [{ kind: 'ServiceAccount', name: 'echoperator', namespace: 'ops' }]);
   });
 });
 
 describe('the confinement policy (confineServiceAccount)', () => {
-  const policy = (objs: Manifest[]) => one(objs, 'ValidatingAdmissionPolicy');
-  const expressions = (objs: Manifest[]) => (policy(objs).spec.validations as { expression: string }[]).map((v) => v.expression).join('\n');
+  const policy = (objs: Manifest[]) => one<V1ValidatingAdmissionPolicy>(objs, 'ValidatingAdmissionPolicy');
+  const expressions = (objs: Manifest[]) =>
+    policy(objs)
+      .spec!.validations!.map((v) => v.expression)
+      .join('\n');
 
   it('is on by default: a v1 policy and a Deny binding, for Job and CronJob CREATE and UPDATE (not DELETE), failing closed', () => {
     const objs = objects();
     const p = policy(objs);
     assert.equal(p.apiVersion, 'admissionregistration.k8s.io/v1');
-    assert.equal(p.metadata.name, 'echoperator-confinement');
-    assert.equal(p.spec.failurePolicy, 'Fail');
+    assert.equal(p.metadata!.name, 'echoperator-confinement');
+    assert.equal(p.spec!.failurePolicy, 'Fail');
     const groups = [...new Set(CONFINED.map((o) => o.type.group))];
     assert.deepEqual(
-      p.spec.matchConstraints.resourceRules,
+      p.spec!.matchConstraints!.resourceRules,
       groups.map((group) => ({
         apiGroups: [group],
         apiVersions: ['*'],
@@ -243,22 +253,22 @@ describe('the confinement policy (confineServiceAccount)', () => {
         resources: CONFINED.filter((o) => o.type.group === group).map((o) => o.type.resource),
       })),
     );
-    const binding = one(objs, 'ValidatingAdmissionPolicyBinding');
+    const binding = one<V1ValidatingAdmissionPolicyBinding>(objs, 'ValidatingAdmissionPolicyBinding');
     assert.deepEqual(binding.spec, { policyName: 'echoperator-confinement', validationActions: ['Deny'] });
-    assert.equal(binding.metadata.name, 'echoperator-confinement');
-    for (const v of p.spec.validations) {
+    assert.equal(binding.metadata!.name, 'echoperator-confinement');
+    for (const v of p.spec!.validations!) {
       assert.equal(v.reason, 'Forbidden');
-      assert.ok(v.message.length > 0);
+      assert.ok(v.message!.length > 0);
     }
   });
 
   it("binds only the install's ServiceAccount, by user name; named per install so two never collide", () => {
-    assert.deepEqual(policy(objects()).spec.matchConditions, [
+    assert.deepEqual(policy(objects()).spec!.matchConditions, [
       { name: 'operator-service-account', expression: 'request.userInfo.username == "system:serviceaccount:echoperator:echoperator"' },
     ]);
     const other = objects({ namespace: 'ops', name: 'echo' });
-    assert.equal(policy(other).metadata.name, 'echo-ops-confinement');
-    assert.match(policy(other).spec.matchConditions[0].expression, /"system:serviceaccount:ops:echo"$/);
+    assert.equal(policy(other).metadata!.name, 'echo-ops-confinement');
+    assert.match(policy(other).spec!.matchConditions![0]!.expression, /"system:serviceaccount:ops:echo"$/);
   });
 
   it("allows the jobImage and the operator's own command only, as the controllers build them", () => {
@@ -283,9 +293,7 @@ describe('the confinement policy (confineServiceAccount)', () => {
   });
 
   it('requires the owner each controller declares: Jobs an Echo, CronJobs a ScheduledEcho', () => {
-    const variables = Object.fromEntries(
-      (policy(objects()).spec.variables as { name: string; expression: string }[]).map((v) => [v.name, v.expression]),
-    );
+    const variables = Object.fromEntries(policy(objects()).spec!.variables!.map((v) => [v.name, v.expression]));
     const byResource = (value: (o: (typeof CONFINED)[number]) => string): string =>
       `{${CONFINED.map((o) => `"${o.type.resource}": "${value(o)}"`).join(', ')}}[request.resource.resource]`;
     assert.equal(
@@ -331,12 +339,12 @@ describe('HA toggle', () => {
   const on = objects({ ha: { enabled: true } });
 
   it('replicas 1 with Recreate (never two operators without a lease); ha.replicas with a surge-one rolling update', () => {
-    assert.equal(deployment(off).spec.replicas, 1);
-    assert.deepEqual(deployment(off).spec.strategy, { type: 'Recreate' });
-    assert.equal(deployment(on).spec.replicas, 3);
-    assert.deepEqual(deployment(on).spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
-    assert.equal(deployment(objects({ ha: { enabled: true, replicas: 5 } })).spec.replicas, 5);
-    assert.equal(deployment(objects({ ha: { enabled: false, replicas: 5 } })).spec.replicas, 1);
+    assert.equal(deployment(off).spec!.replicas, 1);
+    assert.deepEqual(deployment(off).spec!.strategy, { type: 'Recreate' });
+    assert.equal(deployment(on).spec!.replicas, 3);
+    assert.deepEqual(deployment(on).spec!.strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+    assert.equal(deployment(objects({ ha: { enabled: true, replicas: 5 } })).spec!.replicas, 5);
+    assert.equal(deployment(objects({ ha: { enabled: false, replicas: 5 } })).spec!.replicas, 1);
   });
 
   it('ConfigMap keys are exactly the operator env vars, plus the HA_* ones with HA', () => {
@@ -366,19 +374,19 @@ describe('HA toggle', () => {
 
   it('a PodDisruptionBudget (maxUnavailable 1) and spread across nodes only with HA', () => {
     assert.equal(find(off, 'PodDisruptionBudget').length, 0);
-    assert.equal(deployment(off).spec.template.spec.topologySpreadConstraints, undefined);
-    const pdb = one(on, 'PodDisruptionBudget', 'echoperator', 'echoperator');
+    assert.equal(deployment(off).spec!.template.spec!.topologySpreadConstraints, undefined);
+    const pdb = one<V1PodDisruptionBudget>(on, 'PodDisruptionBudget', 'echoperator', 'echoperator');
     assert.deepEqual(pdb.spec, {
       maxUnavailable: 1,
-      selector: { matchLabels: deployment(on).spec.selector.matchLabels },
+      selector: { matchLabels: deployment(on).spec!.selector.matchLabels },
       unhealthyPodEvictionPolicy: 'AlwaysAllow',
     });
-    const [tsc, ...rest] = deployment(on).spec.template.spec.topologySpreadConstraints;
+    const [tsc, ...rest] = deployment(on).spec!.template.spec!.topologySpreadConstraints!;
     assert.equal(rest.length, 0);
-    assert.equal(tsc.topologyKey, 'kubernetes.io/hostname');
-    assert.equal(tsc.whenUnsatisfiable, 'ScheduleAnyway');
-    assert.equal(tsc.maxSkew, 1);
-    assert.deepEqual(tsc.labelSelector.matchLabels, deployment(on).spec.selector.matchLabels);
+    assert.equal(tsc!.topologyKey, 'kubernetes.io/hostname');
+    assert.equal(tsc!.whenUnsatisfiable, 'ScheduleAnyway');
+    assert.equal(tsc!.maxSkew, 1);
+    assert.deepEqual(tsc!.labelSelector!.matchLabels, deployment(on).spec!.selector.matchLabels);
   });
 
   it('everything else is the same: the difference is RBAC, settings, replicas, strategy, spread, PDB', () => {
@@ -415,7 +423,7 @@ describe("the ConfigMap against the operator's own settings parser (src/config)"
   it('every ConfigMap key and container env var is a setting the operator reads', () => {
     const known = new Set(Object.values(SETTINGS).map((spec) => spec.env));
     const objs = objects({ ha: { enabled: true } });
-    for (const key of [...Object.keys(settings(objs)), ...(container(objs).env as { name: string }[]).map((e) => e.name)]) {
+    for (const key of [...Object.keys(settings(objs)), ...container(objs).env!.map((e) => e.name)]) {
       if (key === 'POD_NAME' || key === 'POD_NAMESPACE') continue; // for logs and computed defaults
       assert.ok(known.has(key), `${key} is not read by the operator`);
     }
@@ -459,7 +467,7 @@ describe("the ConfigMap against the operator's own settings parser (src/config)"
       [true, 'echoperator-abc-xyz', 'lock', 20, 12, 3, []],
     );
     // The kubelet must not SIGKILL the operator before its own shutdown timeout has run out.
-    assert.ok(off.shutdownTimeoutSeconds < deployment(objects()).spec.template.spec.terminationGracePeriodSeconds);
+    assert.ok(off.shutdownTimeoutSeconds < deployment(objects()).spec!.template.spec!.terminationGracePeriodSeconds!);
   });
 });
 
@@ -490,11 +498,11 @@ describe('settings checksum', () => {
 
 describe('the operator pod', () => {
   const objs = objects();
-  const pod = deployment(objs).spec.template.spec;
+  const pod = deployment(objs).spec!.template.spec!;
   const c = container(objs);
 
   it('runs as its ServiceAccount with the token mounted (cdk8s-plus turns it off by default)', () => {
-    const sa = one(objs, 'ServiceAccount', 'echoperator', 'echoperator');
+    const sa = one<V1ServiceAccount>(objs, 'ServiceAccount', 'echoperator', 'echoperator');
     assert.equal(sa.automountServiceAccountToken, true);
     assert.equal(pod.serviceAccountName, 'echoperator');
     assert.equal(pod.automountServiceAccountToken, true);
@@ -520,9 +528,7 @@ describe('the operator pod', () => {
 
   it('takes settings from the ConfigMap and its identity from the downward API', () => {
     assert.deepEqual(c.envFrom, [{ configMapRef: { name: 'echoperator-config' } }]);
-    const env = Object.fromEntries(
-      (c.env as { name: string; valueFrom: { fieldRef: { fieldPath: string } } }[]).map((e) => [e.name, e.valueFrom.fieldRef.fieldPath]),
-    );
+    const env = Object.fromEntries(c.env!.map((e) => [e.name, e.valueFrom!.fieldRef!.fieldPath]));
     assert.deepEqual(env, {
       POD_NAME: 'metadata.name',
       POD_NAMESPACE: 'metadata.namespace',
@@ -532,8 +538,8 @@ describe('the operator pod', () => {
   });
 
   it('probes /healthz and /readyz on the health port, and names the metrics port', () => {
-    assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'health' });
-    assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'health' });
+    assert.deepEqual(c.livenessProbe!.httpGet, { path: '/healthz', port: 'health' });
+    assert.deepEqual(c.readinessProbe!.httpGet, { path: '/readyz', port: 'health' });
     assert.deepEqual(c.ports, [
       { name: 'metrics', containerPort: 2112, protocol: 'TCP' },
       { name: 'health', containerPort: 8081, protocol: 'TCP' },
@@ -546,15 +552,15 @@ describe('the operator pod', () => {
     assert.equal(c.image, `ghcr.io/mmontes11/echoperator-ts:${ECHOPERATOR_VERSION}`);
     assert.deepEqual(c.command, ['node', '/app/echoperator.js']);
     assert.equal(c.args, undefined, 'no subcommand: the bundle runs the operator');
-    assert.ok(pod.terminationGracePeriodSeconds > 30);
+    assert.ok(pod.terminationGracePeriodSeconds! > 30);
   });
 
   it('has a metrics Service with a port named https (http when insecure), or none when metrics are off', () => {
-    const svc = one(objs, 'Service', 'echoperator-metrics', 'echoperator');
-    assert.deepEqual(svc.spec.ports, [{ name: 'https', port: 2112, protocol: 'TCP', targetPort: 'metrics' }]);
-    const plain = one(objects({ metrics: { insecurePlainHttp: true } }), 'Service', 'echoperator-metrics');
-    assert.deepEqual(plain.spec.ports, [{ name: 'http', port: 2112, protocol: 'TCP', targetPort: 'metrics' }]);
-    assert.deepEqual(svc.spec.selector, deployment(objs).spec.selector.matchLabels);
+    const svc = one<V1Service>(objs, 'Service', 'echoperator-metrics', 'echoperator');
+    assert.deepEqual(svc.spec!.ports, [{ name: 'https', port: 2112, protocol: 'TCP', targetPort: 'metrics' }]);
+    const plain = one<V1Service>(objects({ metrics: { insecurePlainHttp: true } }), 'Service', 'echoperator-metrics');
+    assert.deepEqual(plain.spec!.ports, [{ name: 'http', port: 2112, protocol: 'TCP', targetPort: 'metrics' }]);
+    assert.deepEqual(svc.spec!.selector, deployment(objs).spec!.selector.matchLabels);
     const off = objects({ metrics: { enabled: false } });
     assert.equal(find(off, 'Service').length, 0);
     assert.equal(settings(off).METRICS_ENABLED, 'false');
@@ -620,7 +626,7 @@ describe('objects', () => {
     const yaml = synthesize().yaml;
     // No generated timestamp as a value (the ScheduledEcho CRD's CEL time zone rule holds a fixed date).
     assert.doesNotMatch(yaml, /cdk8s\.io\/metadata|creationTimestamp:|:\s+['"]?\d{4}-\d\d-\d\dT\d/);
-    assert.deepEqual(parse(yaml.split('\n---\n')[0]!).kind, 'Namespace');
+    assert.deepEqual((parse(yaml.split('\n---\n')[0]!) as Manifest).kind, 'Namespace');
   });
 });
 
@@ -700,7 +706,7 @@ describe('the metrics endpoint', () => {
   it('names them per install, follows metrics.path, and also makes them for a namespaced install', () => {
     const objs = objects({ namespace: 'ops', watchNamespaces: ['a'], metrics: { path: '/custom' } });
     assert.deepEqual(one(objs, 'ClusterRole', 'echoperator-ops-metrics-reader').rules, [{ nonResourceURLs: ['/custom'], verbs: ['get'] }]);
-    assert.equal(one(objs, 'ClusterRoleBinding', 'echoperator-ops-metrics-auth').subjects[0].namespace, 'ops');
+    assert.equal(one<V1ClusterRoleBinding>(objs, 'ClusterRoleBinding', 'echoperator-ops-metrics-auth').subjects![0]!.namespace, 'ops');
   });
 
   it('grants no reviews and offers no reader role when metrics are off or served over plain HTTP', () => {
@@ -715,36 +721,36 @@ describe('the metrics endpoint', () => {
     const objs = objects({ metrics: { certSecret: 'metrics-tls' } });
     assert.equal(settings(objs).METRICS_CERT_DIR, '/etc/echoperator/metrics-cert');
     assert.deepEqual(
-      container(objs).volumeMounts.find((m: any) => m.name === 'metrics-cert'),
+      container(objs).volumeMounts!.find((m) => m.name === 'metrics-cert'),
       { name: 'metrics-cert', mountPath: '/etc/echoperator/metrics-cert', readOnly: true },
     );
     assert.deepEqual(
-      deployment(objs).spec.template.spec.volumes.find((v: any) => v.name === 'metrics-cert'),
+      deployment(objs).spec!.template.spec!.volumes!.find((v) => v.name === 'metrics-cert'),
       { name: 'metrics-cert', secret: { secretName: 'metrics-tls' } },
     );
     assert.equal(settings(objects()).METRICS_CERT_DIR, undefined);
-    assert.equal(container(objects()).volumeMounts.length, 1);
+    assert.equal(container(objects()).volumeMounts!.length, 1);
   });
 
   it('adds a NetworkPolicy only when asked: the metrics port from labelled namespaces, the health port from anywhere, ingress only', () => {
     assert.equal(find(objects(), 'NetworkPolicy').length, 0);
     const objs = objects({ metrics: { networkPolicy: { enabled: true } } });
-    const np = one(objs, 'NetworkPolicy', 'echoperator-allow-metrics-traffic', 'echoperator');
+    const np = one<V1NetworkPolicy>(objs, 'NetworkPolicy', 'echoperator-allow-metrics-traffic', 'echoperator');
     assert.deepEqual(np.spec, {
-      podSelector: { matchLabels: deployment(objs).spec.selector.matchLabels },
+      podSelector: { matchLabels: deployment(objs).spec!.selector.matchLabels },
       policyTypes: ['Ingress'],
       ingress: [
         { from: [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }], ports: [{ port: 2112, protocol: 'TCP' }] },
         { ports: [{ port: 8081, protocol: 'TCP' }] },
       ],
     });
-    const custom = one(
+    const custom = one<V1NetworkPolicy>(
       objects({
         metrics: { port: 9443, networkPolicy: { enabled: true, namespaceLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
       }),
       'NetworkPolicy',
     );
-    assert.deepEqual(custom.spec.ingress[0], {
+    assert.deepEqual(custom.spec!.ingress![0], {
       from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
       ports: [{ port: 9443, protocol: 'TCP' }],
     });
@@ -845,7 +851,7 @@ describe('the app', () => {
         [...docs(first['echoperator-crds.k8s.yaml']!), ...docs(first['echoperator.k8s.yaml']!)].sort(),
         docs(synthesize(loadValues(undefined, {})).yaml).sort(),
       );
-      assert.ok(parse(first['echoperator-crds.k8s.yaml']!.split('\n---\n')[0]!).kind === 'CustomResourceDefinition');
+      assert.ok((parse(first['echoperator-crds.k8s.yaml']!.split('\n---\n')[0]!) as Manifest).kind === 'CustomResourceDefinition');
       assert.doesNotMatch(first['echoperator.k8s.yaml']!, /kind: CustomResourceDefinition/);
       const ha = runApp(out, { ECHOPERATOR_HA: 'true' });
       assert.deepEqual(ha, synthesizeFiles({ ...loadValues(undefined, {}), ha: { enabled: true } }));
@@ -859,11 +865,11 @@ describe('the app', () => {
   });
 
   it('cdk8s.yaml points the cdk8s CLI at the same app and output folder; npm run synth runs it', () => {
-    const cfg = parse(readFileSync('cdk8s.yaml', 'utf8'));
+    const cfg = parse(readFileSync('cdk8s.yaml', 'utf8')) as { language: string; output: string; app: string };
     assert.equal(cfg.language, 'typescript');
     assert.equal(cfg.output, 'dist/manifests');
     assert.match(cfg.app, /tsx infra\/main\.ts$/);
-    const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
     assert.equal(pkg.scripts.synth, 'tsx infra/main.ts');
   });
 });

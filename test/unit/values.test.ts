@@ -11,12 +11,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
+import type { V1Deployment } from '@kubernetes/client-node';
 import { Ajv } from 'ajv';
 import { parse, parseAllDocuments } from 'yaml';
 import { synthesize, type Manifest } from '../../infra/chart.js';
 import { CONFIG_CHECKSUM_ANNOTATION, EchoperatorPropsError, POD_ENV_NAMES, type EchoperatorProps } from '../../infra/echoperator.js';
 import { VALUES_SCHEMA_FILE, valuesJsonSchemaText } from '../../infra/values-schema.js';
 import { parseValues, ValuesError } from '../../infra/values.js';
+import { manifestsOf } from '../support/manifests.js';
 
 /** Every new key, as a Helm user writes it. */
 const POD_VALUES = `
@@ -50,8 +52,8 @@ extraEnv:
     valueFrom: {secretKeyRef: {name: creds, key: token, optional: true}}
 `;
 
-function deployment(objects: Manifest[]): Manifest {
-  const d = objects.find((o) => o.kind === 'Deployment');
+function deployment(objects: Manifest[]): V1Deployment {
+  const d = manifestsOf<V1Deployment>(objects, 'Deployment')[0];
   assert.ok(d, 'a Deployment');
   return d;
 }
@@ -89,7 +91,7 @@ describe('values.schema.json', () => {
   });
 
   it('validates infra/values.yaml and every new key with a standard validator (ajv, draft-07), and refuses what the synth refuses', () => {
-    const schema = JSON.parse(readFileSync(VALUES_SCHEMA_FILE, 'utf8'));
+    const schema = JSON.parse(readFileSync(VALUES_SCHEMA_FILE, 'utf8')) as { $schema: string };
     assert.equal(schema.$schema, 'http://json-schema.org/draft-07/schema#');
     const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
     const check = (text: string): boolean => validate(parse(text) ?? {});
@@ -115,21 +117,22 @@ describe('the pod settings Helm users expect', () => {
   it('npm run synth with each new key in a values file puts it on the pod template', { timeout: 60_000 }, (t) => {
     const { status, stderr, objects } = synth(t, POD_VALUES);
     assert.equal(status, 0, stderr);
-    const values = parse(POD_VALUES);
-    const template = deployment(objects).spec.template;
-    const spec = template.spec;
+    // The values file as written, to compare with the pod template field by field.
+    const values = parse(POD_VALUES) as Record<'nodeSelector' | 'tolerations' | 'affinity' | 'extraEnv', unknown>;
+    const template = deployment(objects).spec!.template;
+    const spec = template.spec!;
     assert.deepEqual(spec.nodeSelector, values.nodeSelector);
     assert.deepEqual(spec.tolerations, values.tolerations);
     // Every field as written: none dropped by the synthesis on the way.
     assert.deepEqual(spec.affinity, values.affinity);
     assert.equal(spec.priorityClassName, 'system-cluster-critical');
     assert.deepEqual(spec.imagePullSecrets, [{ name: 'registry-credentials' }, { name: 'mirror' }]);
-    assert.equal(template.metadata.annotations['example.com/team'], 'platform');
-    assert.equal(template.metadata.labels.team, 'platform');
-    const env = spec.containers[0].env;
+    assert.equal(template.metadata!.annotations!['example.com/team'], 'platform');
+    assert.equal(template.metadata!.labels!.team, 'platform');
+    const env = spec.containers[0]!.env!;
     assert.deepEqual(env.slice(-3), values.extraEnv);
     assert.deepEqual(
-      env.slice(0, -3).map((e: { name: string }) => e.name),
+      env.slice(0, -3).map((e) => e.name),
       POD_ENV_NAMES,
     );
   });
@@ -138,18 +141,18 @@ describe('the pod settings Helm users expect', () => {
     const plain = synthesize({});
     const withPod = synthesize(parseValues(POD_VALUES));
     const [d0, d1] = [deployment(plain.objects), deployment(withPod.objects)];
-    assert.deepEqual(d1.spec.selector, d0.spec.selector);
-    assert.deepEqual(d1.metadata.labels, d0.metadata.labels, 'pod labels stay on the pods');
+    assert.deepEqual(d1.spec!.selector, d0.spec!.selector);
+    assert.deepEqual(d1.metadata!.labels, d0.metadata!.labels, 'pod labels stay on the pods');
     assert.equal(
-      d1.spec.template.metadata.annotations[CONFIG_CHECKSUM_ANNOTATION],
-      d0.spec.template.metadata.annotations[CONFIG_CHECKSUM_ANNOTATION],
+      d1.spec!.template.metadata!.annotations![CONFIG_CHECKSUM_ANNOTATION],
+      d0.spec!.template.metadata!.annotations![CONFIG_CHECKSUM_ANNOTATION],
     );
-    for (const [k, v] of Object.entries(d0.spec.selector.matchLabels)) assert.equal(d1.spec.template.metadata.labels[k], v);
+    for (const [k, v] of Object.entries(d0.spec!.selector.matchLabels!)) assert.equal(d1.spec!.template.metadata!.labels![k], v);
     // The default install has none of the new fields: an upgrade without them changes nothing.
     for (const key of ['nodeSelector', 'tolerations', 'affinity', 'priorityClassName', 'imagePullSecrets']) {
-      assert.equal(key in d0.spec.template.spec, false, key);
+      assert.equal(key in d0.spec!.template.spec!, false, key);
     }
-    assert.deepEqual(Object.keys(d0.spec.template.metadata.annotations), [CONFIG_CHECKSUM_ANNOTATION]);
+    assert.deepEqual(Object.keys(d0.spec!.template.metadata!.annotations!), [CONFIG_CHECKSUM_ANNOTATION]);
     // The confinement policy binds the ServiceAccount, not the pod: unchanged.
     const policies = (o: Manifest[]) => o.filter((x) => x.kind.startsWith('ValidatingAdmissionPolicy'));
     assert.deepEqual(policies(withPod.objects), policies(plain.objects));
@@ -247,6 +250,6 @@ describe('the pod settings Helm users expect', () => {
     }
     // What is left to the user: a setting without a values key, and a label of their own.
     const d = deployment(synthesize({ extraEnv: [{ name: 'WORK_QUEUE_ORDER', value: 'fifo' }], podLabels: { team: 'a' } }).objects);
-    assert.equal(d.spec.template.metadata.labels.team, 'a');
+    assert.equal(d.spec!.template.metadata!.labels!.team, 'a');
   });
 });
