@@ -34,9 +34,8 @@ export interface Kubectl {
   run(args: string[], opts?: KubectlOptions): KubectlResult;
   /** Must succeed; returns stdout. */
   ok(args: string[], opts?: KubectlOptions): string;
-  // Parsed JSON is whatever the caller says it is: the tests read deep into objects.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  json<T = any>(args: string[], opts?: KubectlOptions): T;
+  /** `-o json`, parsed as the type the caller names (the API server's type of what it asked for). */
+  json<T>(args: string[], opts?: KubectlOptions): T;
   /** `ok` without blocking the event loop. */
   okAsync(args: string[], opts?: KubectlOptions): Promise<string>;
 }

@@ -11,13 +11,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { CoreV1Event, V1Job } from '@kubernetes/client-node';
 import { resourcePath } from '../../src/kube/index.js';
+import type { Echo } from '../../src/api/echo.js';
 import { ECHOS } from '../../src/api/echo.js';
 import { STALLED_CONDITION } from '../../src/runtime/reconcile/conditions.js';
 import { RECONCILED_CONDITION } from '../../src/controllers/echo/status.js';
 import { EVENTS, JOBS } from '../../src/kube/resources.js';
 import { auditLogFrom } from '../support/audit.js';
-import { metricValue, pool, restClient, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
+import { metricValue, pool, restClient, restItems, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
 import { confinementActive, installEchoperator } from '../support/install.js';
 import { eventually, kubectlOk, testNamespace } from '../support/kube.js';
 import { startOperator, waitReady } from '../support/operator.js';
@@ -91,13 +93,13 @@ test(
     t.after(() => watching.abort());
     const watched = admin
       .stream(resourcePath(ECHOS, ns), { watch: true }, watching.signal, (line) => {
-        const echo = (JSON.parse(line) as { object: any }).object;
+        const echo = (JSON.parse(line) as { object?: Echo }).object;
         // A failed pass says Reconciled=False; a run that cannot succeed says Stalled=True. Ready=False
         // alone is a run in progress (kstatus), which every Echo goes through.
         for (const c of echo?.status?.conditions ?? []) {
           const failure =
             (c.type === RECONCILED_CONDITION && c.status === 'False') || (c.type === STALLED_CONDITION && c.status === 'True');
-          if (failure) failed.push(`${echo.metadata.name}: ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+          if (failure) failed.push(`${echo!.metadata.name}: ${c.type}=${c.status} ${c.reason}: ${c.message}`);
         }
       })
       .catch(() => undefined);
@@ -115,18 +117,18 @@ test(
     await eventually(
       `${ECHO_COUNT} Echos with their Job and final status`,
       async () => {
-        const jobs = (await admin.request<any>('GET', resourcePath(JOBS, ns))).items as any[];
-        const echos = (await admin.request<any>('GET', resourcePath(ECHOS, ns))).items as any[];
-        const started = new Set(jobs.filter((j) => j.status?.startTime).map((j) => j.metadata.name));
+        const jobs = await restItems<V1Job>(admin, resourcePath(JOBS, ns));
+        const echos = await restItems<Echo>(admin, resourcePath(ECHOS, ns));
+        const started = new Set(jobs.filter((j) => j.status?.startTime).map((j) => j.metadata!.name));
         return (
           jobs.length === ECHO_COUNT &&
           echos.length === ECHO_COUNT &&
           echos.every(
             (e) =>
               started.has(e.status?.jobName) &&
-              e.status.phase === 'Running' &&
-              e.status.observedGeneration === e.metadata.generation &&
-              e.status.conditions?.some((c: any) => c.type === 'Reconciled' && c.status === 'True'),
+              e.status!.phase === 'Running' &&
+              e.status!.observedGeneration === e.metadata.generation &&
+              e.status!.conditions?.some((c) => c.type === 'Reconciled' && c.status === 'True'),
           )
         );
       },
@@ -141,9 +143,7 @@ test(
       PATCH: (await metricValue(op, 'rest_client_request_retries_total', { code: '429', method: 'PATCH' })) ?? 0,
     };
     const writes = audit.writes(ns);
-    const events = ((await admin.request<any>('GET', resourcePath(EVENTS, ns))).items as any[]).filter(
-      (e) => e.reason === 'ReconcileFailed',
-    );
+    const events = (await restItems<CoreV1Event>(admin, resourcePath(EVENTS, ns))).filter((e) => e.reason === 'ReconcileFailed');
     t.diagnostic(
       `priority level ${priorityLevel}: ${writes.filter((w) => w.responseStatus?.code === 429).length} of ${writes.length} writes answered 429 (audit log); ` +
         `retries of 429 by method ${JSON.stringify(retries)}; PATCHes answered 429 ${rejected}`,

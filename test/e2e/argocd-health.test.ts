@@ -7,16 +7,34 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
+import type { Echo } from '../../src/api/echo.js';
+import type { ScheduledEcho } from '../../src/api/scheduledecho.js';
 import { jobNameFor } from '../../src/controllers/echo/desired.js';
 import { argoCdHealth, type ArgoCdHealth } from '../support/argocd.js';
-import { applyEcho, applyScheduledEcho, eventually, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import {
+  applyEcho,
+  applyScheduledEcho,
+  conditionOf as condition,
+  eventually,
+  kubectlJson,
+  kubectlOk,
+  testNamespace,
+} from '../support/kube.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
+import { getEcho } from '../support/runs.js';
 
-const condition = (obj: any, type: string): any => obj?.status?.conditions?.find((c: any) => c.type === type);
-const read = (kind: string, ns: string, name: string): any => kubectlJson(['get', kind, name], { namespace: ns });
+const read = (kind: 'echo' | 'scheduledecho', ns: string, name: string): Echo | ScheduledEcho =>
+  kubectlJson<Echo | ScheduledEcho>(['get', kind, name], { namespace: ns });
 
 /** Polls the object until `ready` holds, then returns Argo CD's answer for it as read. */
-async function healthWhen(t: TestContext, kind: string, ns: string, name: string, what: string, ready: (obj: any) => boolean) {
+async function healthWhen(
+  t: TestContext,
+  kind: 'echo' | 'scheduledecho',
+  ns: string,
+  name: string,
+  what: string,
+  ready: (obj: Echo | ScheduledEcho) => boolean,
+) {
   const obj = await eventually(`${kind} ${name}: ${what}`, () => {
     const o = read(kind, ns, name);
     return ready(o) && o;
@@ -43,7 +61,7 @@ test(
     applyScheduledEcho(ns, 'tick', { message: 'tick', schedule: '*/5 * * * *' });
     applyScheduledEcho(ns, 'bad-schedule', { message: 'never', schedule: '61 * * * *' });
     // A Job the operator does not control, under the name the Echo's run would take.
-    const taken = read('echo', ns, 'taken');
+    const taken = getEcho(ns, 'taken');
     kubectlOk(['create', '-f', '-'], {
       namespace: ns,
       input: JSON.stringify({
@@ -71,10 +89,10 @@ test(
 
     const running = await healthWhen(t, 'echo', ns, 'hello', 'its run in progress', (o) => condition(o, 'Reconciling')?.status === 'True');
     assert.equal(running.health.status, 'Progressing');
-    assert.equal(running.health.message, condition(running.obj, 'Reconciling').message);
+    assert.equal(running.health.message, condition(running.obj, 'Reconciling')!.message);
 
     const placed = await healthWhen(t, 'scheduledecho', ns, 'tick', 'Ready', (o) => condition(o, 'Ready')?.status === 'True');
-    assert.deepEqual(placed.health, { status: 'Healthy', message: condition(placed.obj, 'Ready').message });
+    assert.deepEqual(placed.health, { status: 'Healthy', message: condition(placed.obj, 'Ready')!.message });
 
     const badSchedule = await healthWhen(
       t,
@@ -85,7 +103,7 @@ test(
       (o) => condition(o, 'Stalled')?.status === 'True',
     );
     assert.equal(badSchedule.health.status, 'Degraded');
-    assert.equal(badSchedule.health.message, condition(badSchedule.obj, 'Stalled').message);
+    assert.equal(badSchedule.health.message, condition(badSchedule.obj, 'Stalled')!.message);
     assert.match(badSchedule.health.message, /schedule/);
 
     const nameTaken = await healthWhen(t, 'echo', ns, 'taken', 'Stalled', (o) => condition(o, 'Stalled')?.status === 'True');
@@ -97,8 +115,8 @@ test(
     applyScheduledEcho(ns, 'tick', { message: 'tick', schedule: '*/10 * * * *' });
     const changed = read('scheduledecho', ns, 'tick');
     assert.equal(changed.metadata.generation, 2);
-    assert.equal(changed.status.observedGeneration, 1, 'observedGeneration behind');
-    assert.equal(condition(changed, 'Ready').status, 'True', 'still Ready for the old spec');
+    assert.equal(changed.status!.observedGeneration, 1, 'observedGeneration behind');
+    assert.equal(condition(changed, 'Ready')!.status, 'True', 'still Ready for the old spec');
     assert.deepEqual(await judged(t, 'scheduledecho tick, spec changed, not yet observed', changed), {
       status: 'Progressing',
       message: 'Waiting for the operator to observe generation 2',

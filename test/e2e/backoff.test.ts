@@ -8,9 +8,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1ResourceQuota } from '@kubernetes/client-node';
 import { watchProxy } from '../support/apiwatchproxy.js';
 import { auditLogFrom } from '../support/audit.js';
-import { applyEcho, eventually, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { applyEcho, conditionOf, eventually, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { getEcho } from '../support/runs.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
 
 const WINDOW_MS = 60_000;
@@ -27,7 +29,7 @@ test(
     // The quota admission enforces a quota only once the quota controller has computed its usage.
     await eventually(
       'the quota controller to compute the quota',
-      () => kubectlJson(['get', 'quota', 'no-jobs'], { namespace: ns }).status?.used?.['count/jobs.batch'] === '0',
+      () => kubectlJson<V1ResourceQuota>(['get', 'quota', 'no-jobs'], { namespace: ns }).status?.used?.['count/jobs.batch'] === '0',
     );
     const proxy = await watchProxy(t, { watches: /\/echos$/ });
     proxy.delay(1000);
@@ -39,7 +41,7 @@ test(
     const seen: { status: string; reason: string; at: string }[] = [];
     const end = Date.now() + WINDOW_MS;
     while (Date.now() < end) {
-      const c = kubectlJson(['get', 'echo', 'refused'], { namespace: ns }).status?.conditions?.find((x: any) => x.type === 'Reconciled');
+      const c = conditionOf(getEcho(ns, 'refused'), 'Reconciled');
       if (c && (seen.length === 0 || seen.at(-1)!.status !== c.status || seen.at(-1)!.at !== c.lastTransitionTime)) {
         seen.push({ status: c.status, reason: c.reason, at: c.lastTransitionTime });
       }
@@ -59,8 +61,7 @@ test(
     );
     const last = seen.at(-1);
     assert.equal(last?.status, 'False', 'Reconciled=False');
-    const echo = kubectlJson(['get', 'echo', 'refused'], { namespace: ns });
-    const reconciled = echo.status.conditions.find((x: any) => x.type === 'Reconciled');
+    const reconciled = conditionOf(getEcho(ns, 'refused'), 'Reconciled')!;
     assert.equal(reconciled.reason, 'Forbidden');
     assert.match(reconciled.message, /exceeded quota/, 'the condition says why');
     assert.ok(seen.filter((s) => s.status === 'False').length <= 1, `the condition went False once and stayed so: ${JSON.stringify(seen)}`);

@@ -7,10 +7,12 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { VersionInfo } from '@kubernetes/client-node';
 import { kubernetesVersion } from '../../scripts/controlplane/assets.js';
 import { kubectlFor } from '../../scripts/kubectl.js';
 import { installCrds } from '../support/operator.js';
-import { currentKubeconfig, kubectl, kubectlJson, kubectlOk, onLocalControlPlane, testNamespace } from '../support/kube.js';
+import { currentKubeconfig, kubectl, kubectlOk, onLocalControlPlane, testNamespace } from '../support/kube.js';
+import { getEcho } from '../support/runs.js';
 
 test('a CRD is applied and a custom resource is created and read back through kubectl', (t) => {
   installCrds();
@@ -19,7 +21,7 @@ test('a CRD is applied and a custom resource is created and read back through ku
     namespace: ns,
     input: 'apiVersion: mmontes.io/v1alpha1\nkind: Echo\nmetadata:\n  name: hello\nspec:\n  message: "Hola, 世界!"\n',
   });
-  const echo = kubectlJson(['get', 'echo', 'hello'], { namespace: ns });
+  const echo = getEcho(ns, 'hello');
   assert.equal(echo.kind, 'Echo');
   assert.equal(echo.spec.message, 'Hola, 世界!');
   const byShortName = kubectlOk(['get', 'ec', '-o', 'name'], { namespace: ns });
@@ -41,7 +43,7 @@ test(
   '/version reports the Kubernetes version KUBERNETES_VERSION selects (default: the newest)',
   { skip: !onLocalControlPlane() && 'USE_EXISTING_CLUSTER' },
   () => {
-    const version = JSON.parse(kubectlOk(['get', '--raw', '/version']));
+    const version = JSON.parse(kubectlOk(['get', '--raw', '/version'])) as VersionInfo;
     assert.equal(version.gitVersion, kubernetesVersion());
   },
 );

@@ -9,30 +9,33 @@ import { test } from 'node:test';
 import type { V1CronJob } from '@kubernetes/client-node';
 import { desiredCronJob } from '../../src/controllers/scheduledecho/desired.js';
 import { FIELD_MANAGER } from '../../src/controllers/common/labels.js';
-import { applyScheduledEcho, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import type { ScheduledEcho } from '../../src/api/scheduledecho.js';
+import { applyScheduledEcho, eventually, kubectl, kubectlOk, testNamespace } from '../support/kube.js';
 import { installCrds, operatorIn, startOperator, waitReady } from '../support/operator.js';
+import { getScheduledEcho } from '../support/scheduledechos.js';
 
 /** Yearly: the cronjob controller starts no run while a test looks at the CronJob. */
 const SCHEDULE = '0 0 1 1 *';
 const IMAGE = 'busybox:1.37';
 
-function scheduledEcho(ns: string, name: string): any {
+function scheduledEcho(ns: string, name: string): ScheduledEcho {
   applyScheduledEcho(ns, name, { message: 'tick', schedule: SCHEDULE });
-  return kubectlJson(['get', 'scheduledecho', name], { namespace: ns });
+  return getScheduledEcho(ns, name);
 }
 
-function cronJob(ns: string, name: string): any {
+function cronJob(ns: string, name: string): V1CronJob | undefined {
   const r = kubectl(['get', 'cronjob', name, '--show-managed-fields', '-o', 'json'], { namespace: ns });
-  return r.code === 0 ? JSON.parse(r.stdout) : undefined;
+  return r.code === 0 ? (JSON.parse(r.stdout) as V1CronJob) : undefined;
 }
 
 test('every CronJob field the operator owns is restored after a hand edit: suspend, timeZone, startingDeadlineSeconds', async (t) => {
   const { ns } = await operatorIn(t, 'cj-drift', { JOB_IMAGE: IMAGE });
   scheduledEcho(ns, 'tick');
   const cj = await eventually('the CronJob', () => cronJob(ns, 'tick'));
-  const owned = { suspend: cj.spec.suspend, timeZone: cj.spec.timeZone, startingDeadlineSeconds: cj.spec.startingDeadlineSeconds };
+  const spec = cj.spec!;
+  const owned = { suspend: spec.suspend, timeZone: spec.timeZone, startingDeadlineSeconds: spec.startingDeadlineSeconds };
   assert.deepEqual(owned, { suspend: false, timeZone: 'Etc/UTC', startingDeadlineSeconds: owned.startingDeadlineSeconds });
-  assert.ok(owned.startingDeadlineSeconds > 0, 'a deadline is set');
+  assert.ok(owned.startingDeadlineSeconds! > 0, 'a deadline is set');
 
   const handEdits: [string, string[]][] = [
     ['suspend: true', ['--type=merge', '-p', '{"spec":{"suspend":true}}']],
@@ -45,32 +48,32 @@ test('every CronJob field the operator owns is restored after a hand edit: suspe
   for (const [what, patch] of handEdits) {
     kubectlOk(['patch', 'cronjob', 'tick', ...patch], { namespace: ns });
     await eventually(`${what}: reverted`, () => {
-      const now = cronJob(ns, 'tick');
+      const now = cronJob(ns, 'tick')!.spec!;
       return (
-        now.spec.suspend === false &&
-        now.spec.timeZone === 'Etc/UTC' &&
-        now.spec.startingDeadlineSeconds === owned.startingDeadlineSeconds &&
-        now.spec.concurrencyPolicy === cj.spec.concurrencyPolicy &&
-        now.spec.jobTemplate.spec.backoffLimit === cj.spec.jobTemplate.spec.backoffLimit
+        now.suspend === false &&
+        now.timeZone === 'Etc/UTC' &&
+        now.startingDeadlineSeconds === owned.startingDeadlineSeconds &&
+        now.concurrencyPolicy === spec.concurrencyPolicy &&
+        now.jobTemplate.spec!.backoffLimit === spec.jobTemplate.spec!.backoffLimit
       );
     });
   }
 });
 
 /** Applies what a later version would (no component label, no time zone) and checks both are pruned. */
-function assertLaterVersionPrunes(ns: string, se: any): void {
+function assertLaterVersionPrunes(ns: string, se: ScheduledEcho): void {
   const next: V1CronJob = desiredCronJob({ ...se, kind: 'ScheduledEcho' }, IMAGE);
   delete next.metadata!.labels!['app.kubernetes.io/component'];
   delete next.spec!.timeZone;
   kubectlOk(['apply', '--server-side', `--field-manager=${FIELD_MANAGER}`, '-f', '-'], { namespace: ns, input: JSON.stringify(next) });
-  const after = cronJob(ns, 'tick');
-  assert.equal(after.metadata.labels['app.kubernetes.io/component'], undefined, 'the label is pruned');
-  assert.equal(after.spec.timeZone, undefined, 'spec.timeZone is pruned');
-  assert.equal(after.metadata.labels['app.kubernetes.io/managed-by'], 'echoperator', 'what is still applied stays');
+  const after = cronJob(ns, 'tick')!;
+  assert.equal(after.metadata!.labels!['app.kubernetes.io/component'], undefined, 'the label is pruned');
+  assert.equal(after.spec!.timeZone, undefined, 'spec.timeZone is pruned');
+  assert.equal(after.metadata!.labels!['app.kubernetes.io/managed-by'], 'echoperator', 'what is still applied stays');
 }
 
-const operatorEntries = (cj: any): string[] =>
-  cj.metadata.managedFields.filter((m: any) => m.manager === FIELD_MANAGER).map((m: any) => m.operation);
+const operatorEntries = (cj: V1CronJob): (string | undefined)[] =>
+  cj.metadata!.managedFields!.filter((m) => m.manager === FIELD_MANAGER).map((m) => m.operation);
 
 test('the operator owns its CronJob by server-side apply from the first write, so a field it stops setting is pruned', async (t) => {
   const { ns, op } = await operatorIn(t, 'cj-prune', { JOB_IMAGE: IMAGE });
@@ -95,13 +98,13 @@ test('a CronJob an earlier version created by POST passes into apply ownership, 
   delete earlier.spec!.timeZone;
   delete earlier.spec!.startingDeadlineSeconds;
   kubectlOk(['create', `--field-manager=${FIELD_MANAGER}`, '-f', '-'], { namespace: ns, input: JSON.stringify(earlier) });
-  assert.deepEqual(operatorEntries(cronJob(ns, 'tick')), ['Update']);
+  assert.deepEqual(operatorEntries(cronJob(ns, 'tick')!), ['Update']);
 
   const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, JOB_IMAGE: IMAGE });
   await waitReady(op);
   await eventually('the CronJob owned by one apply entry, with the fields this version sets', () => {
-    const cj = cronJob(ns, 'tick');
-    return cj.spec.timeZone === 'Etc/UTC' && operatorEntries(cj).join() === 'Apply';
+    const cj = cronJob(ns, 'tick')!;
+    return cj.spec!.timeZone === 'Etc/UTC' && operatorEntries(cj).join() === 'Apply';
   });
   assert.equal(await op.stop('SIGTERM'), 0);
   assertLaterVersionPrunes(ns, se);
@@ -120,20 +123,18 @@ test('a same-named CronJob someone else made is never taken over, even when it h
   delete foreign.metadata!.ownerReferences;
   delete foreign.metadata!.labels;
   kubectlOk(['create', '-f', '-'], { namespace: ns, input: JSON.stringify(foreign) });
-  const before = cronJob(ns, 'tick');
+  const before = cronJob(ns, 'tick')!;
 
   scheduledEcho(ns, 'tick');
   const ready = await eventually('the ScheduledEcho says why it has no CronJob', () =>
-    kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status?.conditions?.find(
-      (c: any) => c.type === 'Ready' && c.status === 'False',
-    ),
+    getScheduledEcho(ns, 'tick').status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'False'),
   );
   assert.match(ready.message, /not controlled by this ScheduledEcho/);
-  const now = cronJob(ns, 'tick');
-  assert.equal(now.metadata.resourceVersion, before.metadata.resourceVersion, 'the foreign CronJob is untouched');
-  assert.equal(now.metadata.ownerReferences, undefined);
+  const now = cronJob(ns, 'tick')!;
+  assert.equal(now.metadata!.resourceVersion, before.metadata!.resourceVersion, 'the foreign CronJob is untouched');
+  assert.equal(now.metadata!.ownerReferences, undefined);
   assert.deepEqual(
-    now.metadata.managedFields.map((m: any) => m.manager),
-    before.metadata.managedFields.map((m: any) => m.manager),
+    now.metadata!.managedFields!.map((m) => m.manager),
+    before.metadata!.managedFields!.map((m) => m.manager),
   );
 });

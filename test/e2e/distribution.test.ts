@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { packageVersion } from '../../scripts/build.js';
 import { denoBinary, denoPermissions, ensureBundle, ensureSea, node22Binary } from '../../scripts/runtimes.js';
-import { applyEcho, eventually, jobsOf, kubeconfig, kubectl, kubectlJson, testNamespace } from '../support/kube.js';
+import { applyEcho, eventually, jobsOf, kubeconfig, kubectl, onlyJobOf, testNamespace } from '../support/kube.js';
+import { getEcho } from '../support/runs.js';
 import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorCommand } from '../support/operator.js';
 
 type Ports = { healthPort: number; metricsPort: number };
@@ -111,15 +112,15 @@ for (const rt of RUNTIMES) {
     const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns }, [], operator(rt));
     await waitReady(op);
     applyEcho(ns, 'hello', 'Hola, 世界!');
-    const [job] = await eventually('the Job', () => jobsOf(ns, 'hello').length === 1 && jobsOf(ns, 'hello'));
-    const echo = kubectlJson(['get', 'echo', 'hello'], { namespace: ns });
-    assert.equal(job.metadata.ownerReferences[0].uid, echo.metadata.uid);
-    assert.deepEqual(job.spec.template.spec.containers[0].command, ['printf', '%s\\n', 'Hola, 世界!']);
+    const job = await onlyJobOf(ns, 'hello');
+    const echo = getEcho(ns, 'hello');
+    assert.equal(job.metadata!.ownerReferences![0]!.uid, echo.metadata.uid);
+    assert.deepEqual(job.spec!.template.spec!.containers[0]!.command, ['printf', '%s\\n', 'Hola, 世界!']);
     const status = await eventually('the Echo status', () => {
-      const s = kubectlJson(['get', 'echo', 'hello'], { namespace: ns }).status;
+      const s = getEcho(ns, 'hello').status;
       return s?.jobName ? s : undefined;
     });
-    assert.equal(status.jobName, job.metadata.name);
+    assert.equal(status.jobName, job.metadata!.name);
     assert.equal(await op.stop('SIGTERM'), 0, op.output().slice(-2000));
   });
 

@@ -4,17 +4,17 @@
  * stay off the node; what a pod prints, and runs that succeed or fail, are in node-runs.test.ts.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { applyEcho, applyScheduledEcho, eventually, jobsOf, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { test, type TestContext } from 'node:test';
+import type { V1Job } from '@kubernetes/client-node';
+import type { Echo } from '../../src/api/echo.js';
+import { applyEcho, applyScheduledEcho, eventually, kubectlOk, listItems, onlyJobOf, testNamespace } from '../support/kube.js';
 import { auditLogFrom } from '../support/audit.js';
-import { metricValue } from '../support/faults.js';
+import { getEcho } from '../support/runs.js';
+import { getScheduledEcho } from '../support/scheduledechos.js';
+import { messageOf, metricValue } from '../support/faults.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
 
-function getEcho(ns: string, name: string): any {
-  return kubectlJson(['get', 'echo', name], { namespace: ns });
-}
-
-async function operatorFor(t: any, namespaces: string[]) {
+async function operatorFor(t: TestContext, namespaces: string[]) {
   installCrds();
   const op = await startOperator(t, { WATCH_NAMESPACES: namespaces.join(','), NAMESPACE: namespaces[0]! });
   await waitReady(op);
@@ -25,27 +25,29 @@ test('an Echo gets one Job in its namespace with the expected spec, owner and la
   const ns = testNamespace(t, 'echo-job');
   await operatorFor(t, [ns]);
   applyEcho(ns, 'hello', 'Hola, 世界!');
-  const [job] = await eventually('the Job', () => jobsOf(ns, 'hello').length === 1 && jobsOf(ns, 'hello'));
+  const job = await onlyJobOf(ns, 'hello');
   const echo = getEcho(ns, 'hello');
-  assert.equal(job.metadata.namespace, ns);
-  assert.deepEqual(job.metadata.ownerReferences, [
+  assert.equal(job.metadata?.namespace, ns);
+  assert.deepEqual(job.metadata?.ownerReferences, [
     { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: 'hello', uid: echo.metadata.uid, controller: true, blockOwnerDeletion: true },
   ]);
-  assert.equal(job.metadata.labels['app.kubernetes.io/managed-by'], 'echoperator');
-  assert.equal(job.metadata.labels['mmontes.io/echo'], 'hello');
-  assert.ok(job.spec.backoffLimit > 0 && job.spec.backoffLimit <= 6);
-  const pod = job.spec.template.spec;
+  assert.equal(job.metadata.labels!['app.kubernetes.io/managed-by'], 'echoperator');
+  assert.equal(job.metadata.labels!['mmontes.io/echo'], 'hello');
+  assert.ok(job.spec!.backoffLimit! > 0 && job.spec!.backoffLimit! <= 6);
+  const pod = job.spec!.template.spec!;
   assert.equal(pod.restartPolicy, 'Never');
-  assert.deepEqual(pod.containers[0].command, ['printf', '%s\\n', 'Hola, 世界!']);
-  assert.equal(pod.securityContext.runAsNonRoot, true);
-  assert.deepEqual(pod.containers[0].securityContext.capabilities.drop, ['ALL']);
-  const status = await eventually('the Echo status', () => getEcho(ns, 'hello').status?.jobName && getEcho(ns, 'hello').status);
+  assert.deepEqual(pod.containers[0]!.command, ['printf', '%s\\n', 'Hola, 世界!']);
+  assert.equal(pod.securityContext!.runAsNonRoot, true);
+  assert.deepEqual(pod.containers[0]!.securityContext!.capabilities!.drop, ['ALL']);
+  const status = await eventually('the Echo status', () =>
+    getEcho(ns, 'hello').status?.jobName ? getEcho(ns, 'hello').status : undefined,
+  );
   assert.equal(status.jobName, job.metadata.name);
-  assert.ok(['Pending', 'Running'].includes(status.phase));
+  assert.ok(status.phase === 'Pending' || status.phase === 'Running');
   assert.equal(status.observedGeneration, echo.metadata.generation);
   const printed = kubectlOk(['get', 'echos'], { namespace: ns });
   assert.match(printed, /PHASE/);
-  assert.match(printed, new RegExp(job.metadata.name));
+  assert.match(printed, new RegExp(job.metadata.name!));
 });
 
 test('same-named Echos in two namespaces get two Jobs, and odd messages are kept literally', async (t) => {
@@ -56,11 +58,11 @@ test('same-named Echos in two namespaces get two Jobs, and odd messages are kept
   const unicode = 'Grüße, 世界! 👋 — ñ';
   applyEcho(a, 'same', shell);
   applyEcho(b, 'same', unicode);
-  const [ja] = await eventually('Job in a', () => jobsOf(a, 'same').length === 1 && jobsOf(a, 'same'));
-  const [jb] = await eventually('Job in b', () => jobsOf(b, 'same').length === 1 && jobsOf(b, 'same'));
-  assert.notEqual(ja.metadata.uid, jb.metadata.uid);
-  assert.equal(ja.spec.template.spec.containers[0].command[2], shell);
-  assert.equal(jb.spec.template.spec.containers[0].command[2], unicode);
+  const ja = await onlyJobOf(a, 'same', 'Job in a');
+  const jb = await onlyJobOf(b, 'same', 'Job in b');
+  assert.notEqual(ja.metadata!.uid, jb.metadata!.uid);
+  assert.equal(messageOf(ja), shell);
+  assert.equal(messageOf(jb), unicode);
 });
 
 test('restarting the operator over reconciled objects writes nothing', async (t) => {
@@ -73,14 +75,14 @@ test('restarting the operator over reconciled objects writes nothing', async (t)
   await eventually(
     'all have Jobs that started, and status saying so',
     () => {
-      const echos = kubectlJson(['get', 'echos'], { namespace: ns }).items;
-      const jobs = kubectlJson(['get', 'jobs'], { namespace: ns }).items;
+      const echos = listItems<Echo>(['get', 'echos'], { namespace: ns });
+      const jobs = listItems<V1Job>(['get', 'jobs'], { namespace: ns });
       return (
         echos.length === 5 &&
         jobs.length === 5 &&
-        jobs.every((j: any) => j.status?.startTime) &&
-        echos.every((e: any) => e.status?.phase === 'Running' && e.status.startTime) &&
-        kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status?.cronJobName === 'tick'
+        jobs.every((j) => j.status?.startTime) &&
+        echos.every((e) => e.status?.phase === 'Running' && e.status.startTime) &&
+        getScheduledEcho(ns, 'tick').status?.cronJobName === 'tick'
       );
     },
     60_000,

@@ -7,12 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { CoreV1Event } from '@kubernetes/client-node';
 import { API_VERSION } from '../../src/api/group.js';
 import { ECHOS } from '../../src/api/echo.js';
 import { RestClient, loadKubeConfig } from '../../src/kube/index.js';
 import { isAlreadyExists } from '../../src/kube/errors.js';
 import { EVENTS, JOBS, resourcePath } from '../../src/kube/resources.js';
-import { eventually, kubeconfig, testNamespace } from '../support/kube.js';
+import { eventually, kubeconfig, testNamespace, type KubeList } from '../support/kube.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
 
 const ECHO_COUNT = 1500;
@@ -36,16 +37,16 @@ function logLines(output: string): LogLine[] {
 
 /** How many objects a collection holds, cheaply (one item and the server's remaining count). */
 async function count(rest: RestClient, path: string): Promise<number> {
-  const page = await rest.request<any>('GET', path, { query: { limit: 1 } });
+  const page = await rest.request<KubeList<unknown>>('GET', path, { query: { limit: 1 } });
   return page.items.length + (page.metadata?.remainingItemCount ?? 0);
 }
 
 /** Every Event echoperator wrote in ns, page by page. */
-async function ourEvents(rest: RestClient, ns: string): Promise<{ reason: string; involvedObject: { kind: string; name: string } }[]> {
-  const items = [];
+async function ourEvents(rest: RestClient, ns: string): Promise<CoreV1Event[]> {
+  const items: CoreV1Event[] = [];
   let cont: string | undefined;
   do {
-    const page = await rest.request<any>('GET', resourcePath(EVENTS, ns), {
+    const page = await rest.request<KubeList<CoreV1Event>>('GET', resourcePath(EVENTS, ns), {
       query: { fieldSelector: 'source=echoperator', limit: 500, continue: cont },
       timeoutMs: 60_000,
     });

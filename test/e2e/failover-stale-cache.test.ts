@@ -9,15 +9,17 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1Job } from '@kubernetes/client-node';
 import { watchProxy } from '../support/apiwatchproxy.js';
-import { logEntries } from '../support/faults.js';
-import { applyEcho, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { logEntries, messageOf } from '../support/faults.js';
+import { applyEcho, eventually, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
+import { getEcho } from '../support/runs.js';
 import { haReplicaEnv, installCrds, startOperator, waitReady } from '../support/operator.js';
 
 const holder = (ns: string): string =>
   kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns }).stdout;
-const liveJobs = (ns: string): any[] =>
-  kubectlJson(['get', 'jobs'], { namespace: ns }).items.filter((j: any) => !j.metadata.deletionTimestamp);
+const liveJobs = (ns: string): V1Job[] =>
+  listItems<V1Job>(['get', 'jobs'], { namespace: ns }).filter((j) => !j.metadata!.deletionTimestamp);
 
 test(
   "a new leader with a stalled Echo watch keeps the current message's Job (same uid), deleting nothing on stale data",
@@ -33,41 +35,33 @@ test(
     await waitReady(standby);
 
     applyEcho(ns, 'hello', 'one');
-    await eventually('the first run', () => kubectlJson(['get', 'echo', 'hello'], { namespace: ns }).status?.jobName);
+    await eventually('the first run', () => getEcho(ns, 'hello').status?.jobName);
     await sleep(2000); // the standby's cache has the Echo with message "one"
     proxy.stall();
     kubectlOk(['patch', 'echo', 'hello', '--type=merge', '-p', '{"spec":{"message":"two"}}'], { namespace: ns });
     const current = await eventually('the leader to start the new run and delete the previous one', () => {
       const jobs = liveJobs(ns);
-      const echo = kubectlJson(['get', 'echo', 'hello'], { namespace: ns });
-      return (
-        jobs.length === 1 &&
-        jobs[0].spec.template.spec.containers[0].command[2] === 'two' &&
-        echo.status?.jobName === jobs[0].metadata.name &&
-        jobs[0]
-      );
+      const echo = getEcho(ns, 'hello');
+      return jobs.length === 1 && messageOf(jobs[0]!) === 'two' && echo.status?.jobName === jobs[0]!.metadata!.name && jobs[0];
     });
-    const uid = current.metadata.uid as string;
+    const uid = current.metadata!.uid!;
 
     await leader.stop('SIGKILL');
     await eventually('the standby to take over', () => holder(ns) === 'standby', 60_000);
     await sleep(5000); // its workers have had the Echo's key (queued by the Job events) for a while
     const during = liveJobs(ns);
     assert.deepEqual(
-      during.map((j) => j.metadata.uid),
+      during.map((j) => j.metadata!.uid),
       [uid],
       "the current run's Job was not deleted by the new leader",
     );
 
     proxy.release();
-    await eventually(
-      'the new leader to catch up',
-      () => kubectlJson(['get', 'echo', 'hello'], { namespace: ns }).status?.observedGeneration === 2,
-    );
+    await eventually('the new leader to catch up', () => getEcho(ns, 'hello').status?.observedGeneration === 2);
     await sleep(2000);
-    const after = kubectlJson(['get', 'jobs'], { namespace: ns }).items;
+    const after = listItems<V1Job>(['get', 'jobs'], { namespace: ns });
     assert.deepEqual(
-      after.map((j: any) => j.metadata.uid),
+      after.map((j) => j.metadata!.uid),
       [uid],
       'still that very Job: not deleted and made again',
     );

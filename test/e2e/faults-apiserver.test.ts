@@ -8,8 +8,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1Job } from '@kubernetes/client-node';
 import { killApiserver, restartApiserver } from '../../scripts/controlplane/cluster.js';
-import { eventually } from '../support/kube.js';
+import type { Echo } from '../../src/api/echo.js';
+import { eventually, itemsOf } from '../support/kube.js';
 import { startOperator, waitReady } from '../support/operator.js';
 import {
   echoManifest,
@@ -24,7 +26,7 @@ import {
 const controlPlane = privateControlPlanePerFile();
 
 function createEchos(k: Kubectl, ns: string, names: string[], message: (name: string) => string): void {
-  const items = names.map((n) => JSON.parse(echoManifest(n, message(n))));
+  const items = names.map((n) => JSON.parse(echoManifest(n, message(n))) as unknown);
   k.ok(['create', '-f', '-'], { namespace: ns, input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
 }
 
@@ -35,21 +37,21 @@ function createEchos(k: Kubectl, ns: string, names: string[], message: (name: st
  * restart: the tests check instead that the operator made none.)
  */
 function problems(k: Kubectl, ns: string): string[] {
-  const echos = k.json(['get', 'echos'], { namespace: ns }).items as any[];
-  const byOwner = liveJobsByOwner(k.json(['get', 'jobs'], { namespace: ns }).items);
+  const echos = itemsOf<Echo>(k, ['get', 'echos'], { namespace: ns });
+  const byOwner = liveJobsByOwner(itemsOf<V1Job>(k, ['get', 'jobs'], { namespace: ns }));
   const out: string[] = [];
   for (const echo of echos) {
     const name = echo.metadata.name;
-    const jobs = byOwner.get(echo.metadata.uid) ?? [];
-    byOwner.delete(echo.metadata.uid);
+    const jobs = byOwner.get(echo.metadata.uid!) ?? [];
+    byOwner.delete(echo.metadata.uid!);
     if (jobs.length !== 1) {
       out.push(`${name}: ${jobs.length} Jobs`);
       continue;
     }
-    const job = jobs[0];
+    const job = jobs[0]!;
     if (messageOf(job) !== echo.spec.message)
       out.push(`${name}: Job prints ${JSON.stringify(messageOf(job))}, not ${JSON.stringify(echo.spec.message)}`);
-    if (echo.status?.jobName !== job.metadata.name) out.push(`${name}: status.jobName ${echo.status?.jobName} != ${job.metadata.name}`);
+    if (echo.status?.jobName !== job.metadata!.name) out.push(`${name}: status.jobName ${echo.status?.jobName} != ${job.metadata!.name}`);
     if (echo.status?.observedGeneration !== echo.metadata.generation)
       out.push(`${name}: observedGeneration ${echo.status?.observedGeneration} != ${echo.metadata.generation}`);
   }
@@ -84,12 +86,12 @@ function completeJob(k: Kubectl, ns: string, job: string): void {
   k.ok(['patch', 'job', job, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status })], { namespace: ns });
 }
 
-function jobOf(k: Kubectl, ns: string, echo: string): any {
-  const jobs = k
-    .json(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns })
-    .items.filter((j: any) => !j.metadata.deletionTimestamp);
+function jobOf(k: Kubectl, ns: string, echo: string): V1Job {
+  const jobs = itemsOf<V1Job>(k, ['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).filter(
+    (j) => !j.metadata!.deletionTimestamp,
+  );
   assert.equal(jobs.length, 1, `${echo} has one Job`);
-  return jobs[0];
+  return jobs[0]!;
 }
 
 test(
@@ -104,7 +106,7 @@ test(
     const before = Array.from({ length: 8 }, (_, i) => `a${i}`);
     createEchos(k, ns, before, (n) => `before the outage: ${n}`);
     await converged(k, ns);
-    const doomed = ['a3', 'a4'].map((n) => jobOf(k, ns, n).metadata.name);
+    const doomed = ['a3', 'a4'].map((n) => jobOf(k, ns, n).metadata!.name);
 
     await killApiserver(controlPlane().state, 'SIGKILL');
     await sleep(6000);
@@ -125,18 +127,17 @@ test(
 
     await converged(k, ns, 90_000);
     t.diagnostic(`converged ${Date.now() - restartedAt} ms after the restart`);
-    const names = k
-      .json(['get', 'echos'], { namespace: ns })
-      .items.map((e: any) => e.metadata.name)
+    const names = itemsOf<Echo>(k, ['get', 'echos'], { namespace: ns })
+      .map((e) => e.metadata.name)
       .sort();
     assert.deepEqual(names, [...before.filter((n) => n !== 'a3' && n !== 'a4'), ...afterOutage].sort());
     for (const n of ['a0', 'a1', 'a2']) assert.equal(messageOf(jobOf(k, ns, n)), `edited after the outage: ${n}`);
-    const leftOfDeleted = k
-      .json(['get', 'jobs', '-l', 'mmontes.io/echo in (a3,a4)'], { namespace: ns })
-      .items.map((j: any) => j.metadata.name);
+    const leftOfDeleted = itemsOf<V1Job>(k, ['get', 'jobs', '-l', 'mmontes.io/echo in (a3,a4)'], { namespace: ns }).map(
+      (j) => j.metadata!.name,
+    );
     assert.ok(
-      leftOfDeleted.every((j: string) => doomed.includes(j)),
-      `no new Job for a deleted Echo: ${leftOfDeleted}`,
+      leftOfDeleted.every((j) => doomed.includes(j)),
+      `no new Job for a deleted Echo: ${leftOfDeleted.join(',')}`,
     );
     assert.equal(op.proc.exitCode, null, 'the operator never exited');
     const logs = await logEntries(op);
@@ -173,10 +174,10 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
   createEchos(k, ns, first, (n) => `first: ${n}`);
   await converged(k, ns);
   await eventually('c3 Job started by the job controller', () => jobOf(k, ns, 'c3').status?.startTime);
-  const c0Job = jobOf(k, ns, 'c0').metadata.name;
-  const c1Job = jobOf(k, ns, 'c1').metadata.name;
-  const c2Job = jobOf(k, ns, 'c2').metadata.name;
-  const c3Job = jobOf(k, ns, 'c3').metadata.name;
+  const c0Job = jobOf(k, ns, 'c0').metadata!.name;
+  const c1Job = jobOf(k, ns, 'c1').metadata!.name!;
+  const c2Job = jobOf(k, ns, 'c2').metadata!.name!;
+  const c3Job = jobOf(k, ns, 'c3').metadata!.name!;
   assert.equal(await metricValue(op, 'informer_relists_total', { informer: `echos/${ns}` }), 0, 'no re-list before the fault');
 
   op.proc.kill('SIGSTOP');
@@ -198,11 +199,11 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
   await converged(k, ns, 90_000);
   t.diagnostic(`converged ${Date.now() - wokenAt} ms after SIGCONT`);
   assert.equal(messageOf(jobOf(k, ns, 'c0')), 'c0, second message');
-  assert.notEqual(jobOf(k, ns, 'c0').metadata.name, c0Job);
-  assert.equal(jobOf(k, ns, 'c2').metadata.name, c2Job, 'the deleted Job of an unfinished run is made again');
+  assert.notEqual(jobOf(k, ns, 'c0').metadata!.name, c0Job);
+  assert.equal(jobOf(k, ns, 'c2').metadata!.name, c2Job, 'the deleted Job of an unfinished run is made again');
   await eventually(
     'c3 Succeeded, learnt from the re-listed Job',
-    () => k.json(['get', 'echo', 'c3'], { namespace: ns }).status?.phase === 'Succeeded',
+    () => k.json<Echo>(['get', 'echo', 'c3'], { namespace: ns }).status?.phase === 'Succeeded',
   );
 
   // The re-list happened, for the reason intended, in both informers that had seen events.
@@ -217,10 +218,10 @@ test('a watch that expired (410 Gone) re-lists; the re-list misses nothing and d
   );
   // Nothing duplicated: each Job name was created once, but c2's, deleted by hand and made again.
   const created = new Map<string, number>();
-  for (const e of logs) if (e.msg === 'job created') created.set(e.job, (created.get(e.job) ?? 0) + 1);
+  for (const e of logs) if (e.msg === 'job created') created.set(e.job!, (created.get(e.job!) ?? 0) + 1);
   for (const [job, n] of created) assert.equal(n, job === c2Job ? 2 : 1, `Job ${job} created ${n} times`);
   assert.equal(created.size, first.length + later.length + 1, 'one create per Echo and message');
-  assert.equal(k.json(['get', 'jobs', '-l', 'mmontes.io/echo=c1'], { namespace: ns }).items.length, 0, 'no Job for the deleted Echo');
+  assert.equal(itemsOf<V1Job>(k, ['get', 'jobs', '-l', 'mmontes.io/echo=c1'], { namespace: ns }).length, 0, 'no Job for the deleted Echo');
   const refused = (await logEntries(op)).filter((e) => String(e.msg).startsWith('not starting a run')).length;
   t.diagnostic(`runs not started because the server contradicted the cache: ${refused}`);
   assert.equal(await op.stop('SIGTERM'), 0);

@@ -7,13 +7,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1CronJob, V1Job } from '@kubernetes/client-node';
 import { jobNameFor } from '../../src/controllers/echo/desired.js';
 import { resourcePath } from '../../src/kube/index.js';
+import type { Echo } from '../../src/api/echo.js';
 import { ECHOS } from '../../src/api/echo.js';
 import { JOBS } from '../../src/kube/resources.js';
-import { eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { conditionOf, eventually, kubeconfig, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { installCrds, operatorIn } from '../support/operator.js';
-import { liveJobsByOwner, logEntries, messageOf, metricValue, pool, restClient } from '../support/faults.js';
+import { liveJobsByOwner, logEntries, messageOf, metricValue, pool, restClient, restItems } from '../support/faults.js';
+import { getEcho } from '../support/runs.js';
 
 const ECHOS_EDITED = 50;
 const EDITS = 5;
@@ -51,16 +54,16 @@ test(
     await eventually(
       'every Echo to settle on the Job of its final message',
       async () => {
-        const echos = (await rest.request<any>('GET', path())).items as any[];
-        const byOwner = liveJobsByOwner((await rest.request<any>('GET', resourcePath(JOBS, ns))).items);
+        const echos = await restItems<Echo>(rest, path());
+        const byOwner = liveJobsByOwner(await restItems<V1Job>(rest, resourcePath(JOBS, ns)));
         const wrong = echos.filter((e) => {
-          const own = byOwner.get(e.metadata.uid) ?? [];
+          const own = byOwner.get(e.metadata.uid!) ?? [];
           return !(
-            e.spec.message === finalMessage.get(e.metadata.name) &&
+            e.spec.message === finalMessage.get(e.metadata.name!) &&
             own.length === 1 &&
-            own[0].metadata.name === jobNameFor(e) &&
-            messageOf(own[0]) === e.spec.message &&
-            e.status?.jobName === own[0].metadata.name &&
+            own[0]!.metadata!.name === jobNameFor(e) &&
+            messageOf(own[0]!) === e.spec.message &&
+            e.status?.jobName === own[0]!.metadata!.name &&
             e.status?.observedGeneration === e.metadata.generation
           );
         });
@@ -68,18 +71,18 @@ test(
           .slice(0, 3)
           .map(
             (e) =>
-              `${e.metadata.name}: ${JSON.stringify({ gen: e.metadata.generation, status: e.status?.jobName, observed: e.status?.observedGeneration, jobs: (byOwner.get(e.metadata.uid) ?? []).map((j) => j.metadata.name) })}`,
+              `${e.metadata.name}: ${JSON.stringify({ gen: e.metadata.generation, status: e.status?.jobName, observed: e.status?.observedGeneration, jobs: (byOwner.get(e.metadata.uid!) ?? []).map((j) => j.metadata!.name) })}`,
           )
           .join('; ');
         return echos.length === ECHOS_EDITED && wrong.length === 0;
       },
       90_000,
       1000,
-    ).catch((err) => assert.fail(`${err}; still wrong: ${last}`));
+    ).catch((err) => assert.fail(`${String(err)}; still wrong: ${last}`));
     t.diagnostic(`converged ${Date.now() - editedAt} ms after the last edit`);
-    const echos = (await rest.request<any>('GET', path())).items as any[];
+    const echos = await restItems<Echo>(rest, path());
     assert.ok(
-      echos.every((e) => e.metadata.labels.round === String(EDITS)),
+      echos.every((e) => e.metadata.labels!.round === String(EDITS)),
       'the label edits stuck',
     );
     assert.ok(
@@ -116,7 +119,7 @@ test(
       `no repeating error in the log: ${JSON.stringify([...repeated])}`,
     );
     assert.ok(
-      echos.every((e) => e.status.conditions.find((c: any) => c.type === 'Reconciled')?.status === 'True'),
+      echos.every((e) => conditionOf(e, 'Reconciled')?.status === 'True'),
       'every Echo ends Reconciled',
     );
     assert.equal(
@@ -208,28 +211,29 @@ test(
     });
 
     for (const [name, message] of Object.entries(odd)) {
-      const echo = kubectlJson(['get', 'echo', name], { namespace: ns });
+      const echo = getEcho(ns, name);
       assert.equal(echo.spec.message, message, `${name}: the server kept the message as sent`);
       const job = await eventually(
         `${name}: its Job`,
-        () => kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${name}`], { namespace: ns }).items[0],
+        () => listItems<V1Job>(['get', 'jobs', '-l', `mmontes.io/echo=${name}`], { namespace: ns })[0],
       );
-      assert.deepEqual(job.spec.template.spec.containers[0].command, ['printf', '%s\\n', message], `${name}: printed literally, no shell`);
-      assert.equal(job.metadata.name, jobNameFor(echo));
-      const status = await eventually(
-        `${name}: its status`,
-        () =>
-          kubectlJson(['get', 'echo', name], { namespace: ns }).status?.jobName &&
-          kubectlJson(['get', 'echo', name], { namespace: ns }).status,
+      assert.deepEqual(
+        job.spec!.template.spec!.containers[0]!.command,
+        ['printf', '%s\\n', message],
+        `${name}: printed literally, no shell`,
       );
-      assert.equal(status.jobName, job.metadata.name);
-      assert.equal(status.conditions.find((c: any) => c.type === 'Reconciled')?.status, 'True');
+      assert.equal(job.metadata!.name, jobNameFor(echo));
+      const status = await eventually(`${name}: its status`, () =>
+        getEcho(ns, name).status?.jobName ? getEcho(ns, name).status : undefined,
+      );
+      assert.equal(status.jobName, job.metadata!.name);
+      assert.equal(status.conditions!.find((c) => c.type === 'Reconciled')?.status, 'True');
     }
     const cronJob = await eventually(
       'the CronJob',
-      () => kubectlJson(['get', 'cronjobs', '-l', 'mmontes.io/scheduledecho=odd-schedule'], { namespace: ns }).items[0],
+      () => listItems<V1CronJob>(['get', 'cronjobs', '-l', 'mmontes.io/scheduledecho=odd-schedule'], { namespace: ns })[0],
     );
-    assert.deepEqual(cronJob.spec.jobTemplate.spec.template.spec.containers[0].command, ['printf', '%s\\n', odd['max-ascii']]);
+    assert.deepEqual(cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!.command, ['printf', '%s\\n', odd['max-ascii']]);
     const failed = (await logEntries(op)).filter((e) => e.level === 'error' || e.level === 'warn');
     const errors = await metricValue(op, 'controller_runtime_reconcile_errors_total', { controller: 'echo' });
     assert.equal(errors, 0, `no reconcile failed: ${errors}: ${JSON.stringify(failed).slice(0, 3000)}`);

@@ -10,13 +10,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1Job, V1Lease } from '@kubernetes/client-node';
 import { isNotFound, resourcePath, type RestClient } from '../../src/kube/index.js';
+import type { Echo } from '../../src/api/echo.js';
 import { ECHOS } from '../../src/api/echo.js';
 import { JOBS } from '../../src/kube/resources.js';
 import { jobNameFor } from '../../src/controllers/echo/desired.js';
-import { eventually } from '../support/kube.js';
+import { eventually, type KubeList } from '../support/kube.js';
 import { haReplicaEnv, startOperator, waitReady, type LeaseTiming, type OperatorProcess } from '../support/operator.js';
-import { liveJobsByOwner, logEntries, messageOf, pool, restClient, privateControlPlanePerFile } from '../support/faults.js';
+import { liveJobsByOwner, logEntries, messageOf, pool, restClient, restItems, privateControlPlanePerFile } from '../support/faults.js';
 
 const controlPlane = privateControlPlanePerFile();
 
@@ -28,7 +30,7 @@ const LEASE: LeaseTiming = { duration: 4, renew: 3, retry: 1 };
 
 async function holder(rest: RestClient, ns: string): Promise<string> {
   try {
-    const lease = await rest.request<any>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/echoperator`);
+    const lease = await rest.request<V1Lease>('GET', `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/echoperator`);
     return lease.spec?.holderIdentity ?? '';
   } catch (err) {
     if (isNotFound(err)) return '';
@@ -38,12 +40,13 @@ async function holder(rest: RestClient, ns: string): Promise<string> {
 
 /** How many Jobs ns holds, cheaply (one item and the server's remaining count). */
 async function jobCount(rest: RestClient, ns: string): Promise<number> {
-  const page = await rest.request<any>('GET', resourcePath(JOBS, ns), { query: { limit: 1 } });
+  const page = await rest.request<KubeList<V1Job>>('GET', resourcePath(JOBS, ns), { query: { limit: 1 } });
   return page.items.length + (page.metadata?.remainingItemCount ?? 0);
 }
 
-async function list(rest: RestClient, path: string): Promise<any[]> {
-  return (await rest.request<any>('GET', path, { timeoutMs: 60_000 })).items;
+/** The collection at `path`, as type T (a list of 500 takes a while). */
+async function list<T>(rest: RestClient, path: string): Promise<T[]> {
+  return restItems<T>(rest, path, { timeoutMs: 60_000 });
 }
 
 test(
@@ -120,33 +123,33 @@ test(
     await eventually(
       `${ECHO_COUNT} Echos with one Job each and a final status`,
       async () => {
-        const [echos, jobs] = await Promise.all([list(rest, resourcePath(ECHOS, ns)), list(rest, resourcePath(JOBS, ns))]);
+        const [echos, jobs] = await Promise.all([list<Echo>(rest, resourcePath(ECHOS, ns)), list<V1Job>(rest, resourcePath(JOBS, ns))]);
         const byOwner = liveJobsByOwner(jobs);
         const done = echos.filter((e) => {
-          const own = byOwner.get(e.metadata.uid) ?? [];
-          return own.length === 1 && e.status?.jobName === own[0].metadata.name && e.status?.observedGeneration === e.metadata.generation;
+          const own = byOwner.get(e.metadata.uid!) ?? [];
+          return own.length === 1 && e.status?.jobName === own[0]!.metadata!.name && e.status?.observedGeneration === e.metadata.generation;
         }).length;
         last = `${echos.length} Echos, ${jobs.length} Jobs, ${done} final`;
         return echos.length === ECHO_COUNT && jobs.length === ECHO_COUNT && done === ECHO_COUNT;
       },
       150_000,
       2000,
-    ).catch((err) => assert.fail(`${err}; last seen: ${last}`));
+    ).catch((err) => assert.fail(`${String(err)}; last seen: ${last}`));
     t.diagnostic(`converged ${Date.now() - convergeFrom} ms after the chaos`);
 
     // Exactly ECHO_COUNT Jobs: one per Echo, the deterministic one for its message, none twice.
-    const [echos, jobs] = await Promise.all([list(rest, resourcePath(ECHOS, ns)), list(rest, resourcePath(JOBS, ns))]);
+    const [echos, jobs] = await Promise.all([list<Echo>(rest, resourcePath(ECHOS, ns)), list<V1Job>(rest, resourcePath(JOBS, ns))]);
     assert.equal(jobs.length, ECHO_COUNT);
-    assert.equal(new Set(jobs.map((j) => j.metadata.name)).size, ECHO_COUNT, 'Job names are unique');
+    assert.equal(new Set(jobs.map((j) => j.metadata!.name)).size, ECHO_COUNT, 'Job names are unique');
     const byOwner = liveJobsByOwner(jobs);
     for (const echo of echos) {
-      const own = byOwner.get(echo.metadata.uid) ?? [];
+      const own = byOwner.get(echo.metadata.uid!) ?? [];
       assert.equal(own.length, 1, `${echo.metadata.name} has exactly one Job`);
-      assert.equal(own[0].metadata.name, jobNameFor(echo));
-      assert.equal(messageOf(own[0]), echo.spec.message);
-      assert.equal(echo.status.jobName, own[0].metadata.name);
-      assert.equal(echo.status.observedGeneration, echo.metadata.generation);
-      assert.ok(['Pending', 'Running'].includes(echo.status.phase), `${echo.metadata.name} phase ${echo.status.phase}`);
+      assert.equal(own[0]!.metadata!.name, jobNameFor(echo));
+      assert.equal(messageOf(own[0]!), echo.spec.message);
+      assert.equal(echo.status!.jobName, own[0]!.metadata!.name);
+      assert.equal(echo.status!.observedGeneration, echo.metadata.generation);
+      assert.ok(echo.status!.phase === 'Pending' || echo.status!.phase === 'Running', `${echo.metadata.name} phase ${echo.status!.phase}`);
     }
 
     // Across all processes, dead ones included, no Job was created twice (a successor that did not
@@ -154,7 +157,7 @@ test(
     const all = [...retired, ...replicas.values()];
     const creations = new Map<string, number>();
     for (const op of all)
-      for (const e of await logEntries(op)) if (e.msg === 'job created') creations.set(e.job, (creations.get(e.job) ?? 0) + 1);
+      for (const e of await logEntries(op)) if (e.msg === 'job created') creations.set(e.job!, (creations.get(e.job!) ?? 0) + 1);
     const twice = [...creations].filter(([, n]) => n > 1);
     assert.deepEqual(twice, [], 'no Job created twice');
     let leaders = 0;

@@ -13,13 +13,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { V1Job } from '@kubernetes/client-node';
+import type { Echo } from '../../src/api/echo.js';
 import { writeKubeconfig } from '../../scripts/controlplane/cluster.js';
 import { generatePki } from '../../scripts/controlplane/pki.js';
 import { crdName } from '../../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
-import { eventually } from '../support/kube.js';
+import { eventually, itemsOf } from '../support/kube.js';
 import { startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
-import { echoManifest, logEntries, reservablePort, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
+import {
+  echoManifest,
+  logEntries,
+  messageOf,
+  reservablePort,
+  startPrivateControlPlane,
+  type LogEntry,
+  type PrivateControlPlane,
+} from '../support/faults.js';
 
 let cp: PrivateControlPlane | undefined;
 const tmp = mkdtempSync(join(tmpdir(), 'echoperator-fault-startup-'));
@@ -41,7 +51,7 @@ const CRDS_NAMED = CRDS.map((n) => n.replaceAll('.', '\\.')).join(' and ');
 const PATIENT = { CACHE_SYNC_TIMEOUT_SECONDS: '600' };
 
 /** Log entries at error level whose message contains `text`. */
-async function errorsContaining(op: OperatorProcess, text: string): Promise<Record<string, any>[]> {
+async function errorsContaining(op: OperatorProcess, text: string): Promise<LogEntry[]> {
   return (await logEntries(op)).filter((e) => e.level === 'error' && String(e.msg).includes(text));
 }
 
@@ -56,14 +66,14 @@ async function echoGetsJob(ns: string): Promise<void> {
   k.ok(['create', '-f', '-'], { namespace: ns, input: echoManifest('hello', 'Hola, 世界!') });
   const job = await eventually(
     'the Echo to get its Job',
-    () => k.json(['get', 'jobs', '-l', 'mmontes.io/echo=hello'], { namespace: ns }).items[0],
+    () => itemsOf<V1Job>(k, ['get', 'jobs', '-l', 'mmontes.io/echo=hello'], { namespace: ns })[0],
     60_000,
     500,
   );
-  assert.equal(job.spec.template.spec.containers[0].command[2], 'Hola, 世界!');
+  assert.equal(messageOf(job), 'Hola, 世界!');
   await eventually(
     'the Echo status to name it',
-    () => k.json(['get', 'echo', 'hello'], { namespace: ns }).status?.jobName === job.metadata.name,
+    () => k.json<Echo>(['get', 'echo', 'hello'], { namespace: ns }).status?.jobName === job.metadata!.name,
   );
 }
 

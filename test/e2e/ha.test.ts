@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import type { V1Job } from '@kubernetes/client-node';
+import { eventually, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { haReplicaEnv, installCrds, startOperator, TEST_LEASE, waitReady, type OperatorProcess } from '../support/operator.js';
 import { apiProxy } from '../support/proxy.js';
 
@@ -55,14 +56,15 @@ function applyEchos(ns: string, from: number, to: number): void {
   }
   kubectlOk(['apply', '-f', '-'], {
     namespace: ns,
-    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d)) }),
+    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d) as unknown) }),
   });
 }
 
 function assertOneJobPerEcho(ns: string, count: number): void {
-  const jobs = kubectlJson(['get', 'jobs'], { namespace: ns }).items as any[];
+  const jobs = listItems<V1Job>(['get', 'jobs'], { namespace: ns });
   const perEcho = new Map<string, number>();
-  for (const j of jobs) perEcho.set(j.metadata.labels['mmontes.io/echo'], (perEcho.get(j.metadata.labels['mmontes.io/echo']) ?? 0) + 1);
+  for (const j of jobs)
+    perEcho.set(j.metadata!.labels!['mmontes.io/echo']!, (perEcho.get(j.metadata!.labels!['mmontes.io/echo']!) ?? 0) + 1);
   assert.equal(perEcho.size, count);
   assert.ok(
     [...perEcho.values()].every((n) => n === 1),
@@ -82,7 +84,7 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
   assert.ok(ops.has(first));
 
   applyEchos(ns, 0, 10);
-  await eventually('10 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 10);
+  await eventually('10 Jobs', () => listItems<V1Job>(['get', 'jobs'], { namespace: ns }).length === 10);
   const leaders = [...ops.entries()].filter(([, op]) => logLines(op).some((l) => l.msg === 'started leading; starting workers'));
   assert.deepEqual(
     leaders.map(([id]) => id),
@@ -109,7 +111,7 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
   const periods = new Map<string, [number, number][]>([[first, workPeriods(ops.get(first)!, killedAt)]]);
 
   applyEchos(ns, 10, 20);
-  await eventually('20 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 20);
+  await eventually('20 Jobs', () => listItems<V1Job>(['get', 'jobs'], { namespace: ns }).length === 20);
 
   // Graceful: SIGTERM the leader; it releases the Lease, and a standby takes over at once.
   const stoppedAt = Date.now();
@@ -130,7 +132,7 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
   periods.set(second, workPeriods(ops.get(second)!));
 
   applyEchos(ns, 20, 30);
-  await eventually('30 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 30);
+  await eventually('30 Jobs', () => listItems<V1Job>(['get', 'jobs'], { namespace: ns }).length === 30);
   await sleep(500);
   assertOneJobPerEcho(ns, 30);
   periods.set(
@@ -169,7 +171,7 @@ test('a leader that cannot renew stops reconciling and exits non-zero; a standby
 
   await eventually('the standby leads', () => holder(ns) === 'standby', 30_000, 50);
   applyEchos(ns, 0, 5);
-  await eventually('5 Jobs', () => kubectlJson(['get', 'jobs'], { namespace: ns }).items.length === 5);
+  await eventually('5 Jobs', () => listItems<V1Job>(['get', 'jobs'], { namespace: ns }).length === 5);
   // Log lines reach us through a pipe, a little after the fact.
   const standbyStart = (await eventually('the standby logged its term', () => workPeriods(standby)[0]))[0];
   assert.ok(lastWork < standbyStart, 'the old leader had stopped working before the new one started');

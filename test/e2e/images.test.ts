@@ -14,7 +14,7 @@ import { busyboxImageSpec, type ImageSpec } from '../../scripts/controlplane/nod
 function write(mkimage: string, spec: ImageSpec, output: string): { id: string; digest: string } {
   const r = spawnSync(mkimage, [], { input: JSON.stringify({ ...spec, output }), encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
+  return JSON.parse(r.stdout) as { id: string; digest: string };
 }
 
 test('the same image spec gives the same digest; a changed file gives another', async (t) => {

@@ -7,7 +7,16 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { V1Deployment } from '@kubernetes/client-node';
+import type {
+  CoreV1Event,
+  V1CronJob,
+  V1Deployment,
+  V1Job,
+  V1Namespace,
+  V1PodDisruptionBudget,
+  V1Pod,
+  V1PodSpec,
+} from '@kubernetes/client-node';
 import { desiredJob } from '../../src/controllers/echo/desired.js';
 import { desiredCronJob } from '../../src/controllers/scheduledecho/desired.js';
 import { FIELD_MANAGER } from '../../src/controllers/common/labels.js';
@@ -20,9 +29,11 @@ import {
   writeManifests,
   type Install,
 } from '../support/install.js';
-import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { declaredGrants } from '../support/grants.js';
 import { manifestsOf } from '../support/manifests.js';
+import { getEcho } from '../support/runs.js';
+import { getScheduledEcho } from '../support/scheduledechos.js';
 
 /**
  * What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs,
@@ -174,8 +185,8 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
   await confinementActive(install, ns);
   applyHiAndTick(ns, '@hourly');
   const image = install.echoperator.config.jobImage;
-  const job = desiredJob(kubectlJson(['get', 'echo', 'hi'], { namespace: ns }), image);
-  const cronJob = desiredCronJob(kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }), image);
+  const job = desiredJob(getEcho(ns, 'hi'), image);
+  const cronJob = desiredCronJob(getScheduledEcho(ns, 'tick'), image);
   const asOperator = (args: string[], input?: unknown) =>
     kubectl(['--kubeconfig', install.kubeconfig, ...args], { input: input === undefined ? undefined : JSON.stringify(input) });
   const dryRun = (obj: unknown, admin = false) =>
@@ -187,10 +198,10 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
       `\\(Forbidden\\).*is forbidden: ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: [^\\n]*` +
         (typeof rule === 'string' ? rule.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : rule.source),
     );
-  const reshaped = <T>(obj: T, change: (copy: any) => void): T => {
-    const copy = structuredClone(obj) as any;
+  const reshaped = <T>(obj: T, change: (copy: T) => void): T => {
+    const copy = structuredClone(obj);
     change(copy);
-    return copy as T;
+    return copy;
   };
 
   // The operator's own shapes pass (RBAC allows them: any refusal below is the policy's).
@@ -199,16 +210,17 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
     assert.equal(r.code, 0, `${own.kind}: ${r.stderr}`);
   }
 
-  const podSpec = (o: any) => (o.kind === 'Job' ? o.spec.template.spec : o.spec.jobTemplate.spec.template.spec);
+  const isJob = (o: V1Job | V1CronJob): o is V1Job => o.kind === 'Job';
+  const podSpec = (o: V1Job | V1CronJob): V1PodSpec => (isJob(o) ? o.spec!.template.spec! : o.spec!.jobTemplate.spec!.template.spec!);
   const refused: [string, unknown, string | RegExp][] = [
     [
       'another image',
-      reshaped(job, (j) => (j.spec.template.spec.containers[0].image = 'nginx:1.27')),
+      reshaped(job, (j) => (j.spec!.template.spec!.containers[0]!.image = 'nginx:1.27')),
       `the container image must be ${image} (the install's jobImage), not nginx:1.27`,
     ],
     [
       'a CronJob of another image',
-      reshaped(cronJob, (c) => (podSpec(c).containers[0].image = 'nginx:1.27')),
+      reshaped(cronJob, (c) => (podSpec(c).containers[0]!.image = 'nginx:1.27')),
       `the container image must be ${image}`,
     ],
     [
@@ -218,7 +230,7 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
     ],
     [
       'a shell',
-      reshaped(job, (j) => (podSpec(j).containers[0].command = ['sh', '-c', 'id'])),
+      reshaped(job, (j) => (podSpec(j).containers[0]!.command = ['sh', '-c', 'id'])),
       "the container must run printf '%s\\n' <message>, with no args",
     ],
     [
@@ -234,17 +246,17 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
     ['another ServiceAccount', reshaped(job, (j) => (podSpec(j).serviceAccountName = install.serviceAccount)), 'ServiceAccount'],
     [
       'a postStart hook',
-      reshaped(job, (j) => (podSpec(j).containers[0].lifecycle = { postStart: { exec: { command: ['sh', '-c', 'id'] } } })),
+      reshaped(job, (j) => (podSpec(j).containers[0]!.lifecycle = { postStart: { exec: { command: ['sh', '-c', 'id'] } } })),
       'no lifecycle hooks and no probes',
     ],
     [
       'no owner',
-      reshaped(job, (j) => delete j.metadata.ownerReferences),
+      reshaped(job, (j) => delete j.metadata!.ownerReferences),
       /must be controller-owned by its custom resource: a Job by an Echo \(mmontes\.io\)/,
     ],
     [
       'a Job owned by a ScheduledEcho',
-      reshaped(job, (j) => (j.metadata.ownerReferences = cronJob.metadata!.ownerReferences)),
+      reshaped(job, (j) => (j.metadata!.ownerReferences = cronJob.metadata!.ownerReferences)),
       'must be controller-owned',
     ],
   ];
@@ -259,7 +271,7 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
 
   // kube-system: RBAC lets the ServiceAccount create Jobs there; the policy does not let it run a host pod.
   const rootJob = reshaped(job, (j) => {
-    j.metadata.namespace = 'kube-system';
+    j.metadata!.namespace = 'kube-system';
     podSpec(j).hostPID = true;
     podSpec(j).volumes = [{ name: 'host', hostPath: { path: '/' } }];
   });
@@ -286,7 +298,7 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
   ]);
   assert.notEqual(patched.code, 0);
   assert.match(patched.stderr, refusal(`the container image must be ${image}`));
-  const reapplied = applyAsOperator(reshaped(cronJob, (c) => (c.spec.schedule = '@daily')));
+  const reapplied = applyAsOperator(reshaped(cronJob, (c) => (c.spec!.schedule = '@daily')));
   assert.equal(reapplied.code, 0, reapplied.stderr);
   const deleted = asOperator(['delete', 'cronjob', 'tick', '-n', ns]);
   assert.equal(deleted.code, 0, deleted.stderr);
@@ -294,20 +306,20 @@ test("the confinement policy lets the operator's token write only Jobs and CronJ
 
 /** Events with reason FailedCreate about ReplicaSets in the namespace. */
 function failedCreates(ns: string): string[] {
-  const events = kubectlJson(['get', 'events', '--field-selector', 'reason=FailedCreate,involvedObject.kind=ReplicaSet'], {
+  const events = listItems<CoreV1Event>(['get', 'events', '--field-selector', 'reason=FailedCreate,involvedObject.kind=ReplicaSet'], {
     namespace: ns,
   });
-  return events.items.map((e: any) => `${e.involvedObject.name}: ${e.message}`);
+  return events.map((e) => `${e.involvedObject.name}: ${e.message}`);
 }
 
-async function podsOf(ns: string, selector: Record<string, string>, count: number): Promise<any[]> {
+async function podsOf(ns: string, selector: Record<string, string>, count: number): Promise<V1Pod[]> {
   const sel = Object.entries(selector)
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
   return eventually(
     `${count} pods matching ${sel} in ${ns}`,
     () => {
-      const pods = kubectlJson(['get', 'pods', '-l', sel], { namespace: ns }).items as any[];
+      const pods = listItems<V1Pod>(['get', 'pods', '-l', sel], { namespace: ns });
       return pods.length === count ? pods : undefined;
     },
     60_000,
@@ -321,18 +333,18 @@ test(
     const install = installEchoperator(t, { ha: { enabled: true } });
     assertNoDiff(install);
     const ns = install.namespace;
-    assert.equal(kubectlJson(['get', 'namespace', ns]).metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
+    assert.equal(kubectlJson<V1Namespace>(['get', 'namespace', ns]).metadata!.labels!['pod-security.kubernetes.io/enforce'], 'restricted');
     const deployment = manifestsOf<V1Deployment>(install.objects, 'Deployment')[0]!;
     const pods = await podsOf(ns, deployment.spec!.selector.matchLabels!, 3);
     for (const pod of pods) {
-      assert.equal(pod.spec.serviceAccountName, install.serviceAccount);
-      assert.equal(pod.spec.securityContext.runAsNonRoot, true);
-      assert.equal(pod.spec.containers[0].securityContext.readOnlyRootFilesystem, true);
-      assert.equal(pod.metadata.annotations['echoperator.mmontes.io/config-checksum'], install.echoperator.settingsChecksum);
+      assert.equal(pod.spec!.serviceAccountName, install.serviceAccount);
+      assert.equal(pod.spec!.securityContext!.runAsNonRoot, true);
+      assert.equal(pod.spec!.containers[0]!.securityContext!.readOnlyRootFilesystem, true);
+      assert.equal(pod.metadata!.annotations!['echoperator.mmontes.io/config-checksum'], install.echoperator.settingsChecksum);
     }
     assert.deepEqual(failedCreates(ns), []);
-    const pdb = kubectlJson(['get', 'pdb', install.echoperator.config.name], { namespace: ns });
-    assert.equal(pdb.spec.maxUnavailable, 1);
+    const pdb = kubectlJson<V1PodDisruptionBudget>(['get', 'pdb', install.echoperator.config.name], { namespace: ns });
+    assert.equal(pdb.spec!.maxUnavailable, 1);
 
     // The HA toggle converges both ways under server-side apply (strategy Recreate <-> RollingUpdate).
     for (const enabled of [false, true]) {
@@ -340,9 +352,9 @@ test(
       applyManifests(file);
       const diff = diffManifests(file);
       assert.equal(diff.code, 0, `HA ${enabled}: ${diff.stdout}${diff.stderr}`);
-      const spec = kubectlJson(['get', 'deployment', deployment.metadata!.name!], { namespace: ns }).spec;
+      const spec = kubectlJson<V1Deployment>(['get', 'deployment', deployment.metadata!.name!], { namespace: ns }).spec!;
       assert.equal(spec.replicas, enabled ? 3 : 1);
-      assert.equal(spec.strategy.type, enabled ? 'RollingUpdate' : 'Recreate');
+      assert.equal(spec.strategy!.type, enabled ? 'RollingUpdate' : 'Recreate');
     }
 
     // Control: the same pod without its capability drop violates the profile, and the same check sees it.

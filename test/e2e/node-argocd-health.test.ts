@@ -6,10 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { argoCdHealth } from '../support/argocd.js';
-import { applyEcho, eventually } from '../support/kube.js';
+import { applyEcho, conditionOf as condition, eventually } from '../support/kube.js';
 import { getEcho, okAndFailingNamespaces, phase, printed } from '../support/runs.js';
-
-const condition = (obj: any, type: string): any => obj?.status?.conditions?.find((c: any) => c.type === type);
 
 test(
   'Argo CD health of real Echos whose runs ended: printed is Healthy with the Ready message; failed (Stalled) is Degraded with the failure',
@@ -23,7 +21,7 @@ test(
     assert.equal(printed(ns, done), 'printed for Argo CD\n');
     const healthy = await argoCdHealth(done);
     t.diagnostic(`Argo CD: echo done, printed: ${JSON.stringify(healthy)}`);
-    assert.deepEqual(healthy, { status: 'Healthy', message: condition(done, 'Ready').message });
+    assert.deepEqual(healthy, { status: 'Healthy', message: condition(done, 'Ready')!.message });
 
     // The job controller retries the failing pod backoffLimit times, with its own backoff.
     const bad = await eventually(
@@ -32,9 +30,9 @@ test(
       240_000,
       1000,
     );
-    assert.equal(bad.status.phase, 'Failed');
+    assert.equal(bad.status!.phase, 'Failed');
     const degraded = await argoCdHealth(bad);
     t.diagnostic(`Argo CD: echo bad, failed: ${JSON.stringify(degraded)}`);
-    assert.deepEqual(degraded, { status: 'Degraded', message: condition(bad, 'Stalled').message });
+    assert.deepEqual(degraded, { status: 'Degraded', message: condition(bad, 'Stalled')!.message });
   },
 );

@@ -26,6 +26,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import type { Condition } from '../../src/api/index.js';
+import type { Echo } from '../../src/api/echo.js';
+import type { KubeObject } from '../../src/kube/object.js';
 import { createRepository, FLUX_NAMESPACE, startGitOps } from '../../scripts/controlplane/gitops.js';
 import { nodeLeftovers } from '../../scripts/controlplane/node/node.js';
 import { logTail, processesMentioning } from '../../scripts/controlplane/process.js';
@@ -33,7 +37,7 @@ import { loadOperatorImage } from '../../scripts/operator-image.js';
 import { crdName } from '../../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';
-import { eventually } from '../support/kube.js';
+import { conditionOf as condition, eventually, itemsOf } from '../support/kube.js';
 
 const NS = 'echoperator';
 /** Where the config repository keeps each Kustomization's manifests. */
@@ -86,12 +90,20 @@ function requestReconcile(k: Kubectl, kind: string, name: string): string {
   return token;
 }
 
-function condition(obj: any, type: string): any {
-  return obj?.status?.conditions?.find((c: any) => c.type === type);
+/** A Flux Kustomization (kustomize.toolkit.fluxcd.io/v1): the fields this test reads. */
+interface Kustomization {
+  spec: { prune: boolean };
+  status?: {
+    lastAppliedRevision?: string;
+    lastAttemptedRevision?: string;
+    lastHandledReconcileAt?: string;
+    conditions?: Condition[];
+    inventory?: { entries?: { id: string }[] };
+  };
 }
 
-function kustomization(k: Kubectl, name: string): any {
-  return k.json(['get', 'kustomization', name, '-n', FLUX_NAMESPACE]);
+function kustomization(k: Kubectl, name: string): Kustomization {
+  return k.json<Kustomization>(['get', 'kustomization', name, '-n', FLUX_NAMESPACE]);
 }
 
 /** The Kustomization has applied `revision` and passed its health checks. */
@@ -150,7 +162,7 @@ spec:
 /** The objects a Kustomization applied (its inventory), as kubectl names them. */
 function inventory(k: Kubectl, name: string): string[] {
   return (kustomization(k, name).status?.inventory?.entries ?? [])
-    .map((e: { id: string }) => {
+    .map((e) => {
       const [namespace, objName, group, kind] = e.id.split('_');
       return `${kind}${group ? `.${group}` : ''}/${objName}${namespace ? ` -n ${namespace}` : ''}`;
     })
@@ -158,11 +170,11 @@ function inventory(k: Kubectl, name: string): string[] {
 }
 
 /** kind/name -> the object (as the server has it), for everything the install's Kustomization applied. */
-function installObjects(k: Kubectl): Map<string, any> {
-  const objects = new Map<string, any>();
+function installObjects(k: Kubectl): Map<string, KubeObject> {
+  const objects = new Map<string, KubeObject>();
   for (const id of inventory(k, 'echoperator')) {
     const [ref, , namespace] = id.split(' ');
-    objects.set(id, k.json(['get', ref!, ...(namespace ? ['-n', namespace] : [])]));
+    objects.set(id, k.json<KubeObject>(['get', ref!, ...(namespace ? ['-n', namespace] : [])]));
   }
   return objects;
 }
@@ -171,10 +183,10 @@ function installObjects(k: Kubectl): Map<string, any> {
  * What the install's manifests say of an object, as stored: everything but server-kept metadata
  * and status (a Deployment's revision annotation counts its rollouts).
  */
-function content(obj: any): any {
+function content(obj: KubeObject & { status?: unknown }): Record<string, unknown> {
   const { metadata, status: _status, ...rest } = obj;
-  const { 'deployment.kubernetes.io/revision': _revision, ...annotations } = metadata.annotations ?? {};
-  return { name: metadata.name, namespace: metadata.namespace, labels: metadata.labels, annotations, ...rest };
+  const { 'deployment.kubernetes.io/revision': _revision, ...annotations } = metadata!.annotations ?? {};
+  return { name: metadata!.name, namespace: metadata!.namespace, labels: metadata!.labels, annotations, ...rest };
 }
 
 /** Waits for the next whole second and returns it (ms): Events carry whole-second timestamps. */
@@ -185,9 +197,17 @@ async function nextSecond(): Promise<number> {
 
 /** The messages of the change Events (objects created, configured, deleted) Flux recorded on a Kustomization since a time. */
 function changeEvents(k: Kubectl, sinceMs: number, name = 'echoperator'): string[] {
-  const events = k.json(['get', 'events', '-n', FLUX_NAMESPACE, '--field-selector', `involvedObject.name=${name}`]).items as any[];
+  // The timestamps as on the wire (RFC 3339 text, or null), which client-node's CoreV1Event calls Dates.
+  const events = itemsOf<{ lastTimestamp: string | null; eventTime: string | null; message: string }>(k, [
+    'get',
+    'events',
+    '-n',
+    FLUX_NAMESPACE,
+    '--field-selector',
+    `involvedObject.name=${name}`,
+  ]);
   return events
-    .filter((e) => Date.parse(e.lastTimestamp ?? e.eventTime) >= sinceMs && /\b(created|configured|deleted)\b/.test(e.message))
+    .filter((e) => Date.parse(e.lastTimestamp ?? e.eventTime ?? '') >= sinceMs && /\b(created|configured|deleted)\b/.test(e.message))
     .map((e) => e.message);
 }
 
@@ -196,14 +216,14 @@ function applyReports(clusterDir: string, name: string, sinceMs: number): Record
   return readFileSync(join(clusterDir, 'logs', 'kustomize-controller.log'), 'utf8')
     .split('\n')
     .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l))
+    .map((l) => JSON.parse(l) as { ts: string; msg: string; name?: string; output: Record<string, string> })
     .filter((e) => e.msg === 'server-side apply completed' && e.name === name && Date.parse(e.ts) >= sinceMs)
     .map((e) => e.output);
 }
 
-function readyOperatorPods(k: Kubectl): any[] {
-  const pods = k.json(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=echoperator']).items as any[];
-  return pods.filter((p) => !p.metadata.deletionTimestamp && condition(p, 'Ready')?.status === 'True');
+function readyOperatorPods(k: Kubectl): V1Pod[] {
+  const pods = itemsOf<V1Pod>(k, ['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=echoperator']);
+  return pods.filter((p) => !p.metadata!.deletionTimestamp && condition(p, 'Ready')?.status === 'True');
 }
 
 test(
@@ -245,7 +265,7 @@ test(
       assert.ok(Date.now() - committed < 300_000, 'the commit was not synced within 5 minutes');
       const apps = readyAt(k, 'apps', first);
       const got = k.run(['get', 'echo', 'hello', '-n', 'team-a', '-o', 'json']);
-      const echo = got.code === 0 ? JSON.parse(got.stdout) : undefined;
+      const echo = got.code === 0 ? (JSON.parse(got.stdout) as Echo) : undefined;
       const echoIsReady = condition(echo, 'Ready')?.status === 'True';
       if (apps) assert.ok(echoIsReady, `the apps Kustomization is Ready while the Echo is not: ${JSON.stringify(echo?.status)}`);
       if (echoIsReady) echoReady ??= Date.now();
@@ -253,9 +273,9 @@ test(
       if (apps && readyAt(k, 'echoperator', first)) break;
       await new Promise((r) => setTimeout(r, 500));
     }
-    const echo = k.json(['get', 'echo', 'hello', '-n', 'team-a']);
-    assert.equal(k.ok(['logs', `job/${echo.status.jobName}`, '-n', 'team-a']), 'Hola, 世界!\n');
-    assert.equal(echo.status.observedGeneration, echo.metadata.generation);
+    const echo = k.json<Echo>(['get', 'echo', 'hello', '-n', 'team-a']);
+    assert.equal(k.ok(['logs', `job/${echo.status!.jobName!}`, '-n', 'team-a']), 'Hola, 世界!\n');
+    assert.equal(echo.status!.observedGeneration, echo.metadata.generation);
     t.diagnostic(
       `commit -> operator pod Ready: ${operatorReady! - committed} ms; -> the Echo's message printed (Echo Ready): ${echoReady! - committed} ms`,
     );
@@ -271,10 +291,10 @@ test(
     const haOn = commitAndPush(work, 'echoperator: HA on');
     requestReconcile(k, 'gitrepository', 'cluster-config');
     await eventually('the HA revision applied and healthy', () => readyAt(k, 'echoperator', haOn), 300_000, 1000);
-    const deployment = k.json(['get', 'deployment', NS, '-n', NS]);
-    assert.equal(deployment.spec.replicas, 3);
-    assert.equal(deployment.status.readyReplicas, 3);
-    const pods = readyOperatorPods(k).map((p) => p.metadata.name);
+    const deployment = k.json<V1Deployment>(['get', 'deployment', NS, '-n', NS]);
+    assert.equal(deployment.spec!.replicas, 3);
+    assert.equal(deployment.status!.readyReplicas, 3);
+    const pods = readyOperatorPods(k).map((p) => p.metadata!.name);
     const holder = await eventually('a leader among the replicas', () => {
       const h = k.run(['get', 'lease', 'echoperator', '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}']).stdout.trim();
       return pods.includes(h) && h;
@@ -294,14 +314,14 @@ test(
     const after = installObjects(k);
     assert.deepEqual([...after.keys()], [...before.keys()], 'the same objects as before HA');
     for (const [id, obj] of after) {
-      assert.deepEqual(content(obj), content(before.get(id)), `${id} is as before HA`);
+      assert.deepEqual(content(obj), content(before.get(id)!), `${id} is as before HA`);
       if (!/^(Deployment|ConfigMap)/.test(id)) {
-        assert.equal(obj.metadata.resourceVersion, before.get(id).metadata.resourceVersion, `${id} was not written`);
+        assert.equal(obj.metadata!.resourceVersion, before.get(id)!.metadata!.resourceVersion, `${id} was not written`);
       }
     }
     await eventually(
       'one Ready replica',
-      () => readyOperatorPods(k).length === 1 && k.json(['get', 'pods', '-n', NS]).items.length === 1,
+      () => readyOperatorPods(k).length === 1 && itemsOf<V1Pod>(k, ['get', 'pods', '-n', NS]).length === 1,
       120_000,
     );
 
@@ -318,8 +338,8 @@ test(
     assert.ok(readyAt(k, 'echoperator', haOff));
     for (const [id, obj] of installObjects(k)) {
       assert.equal(
-        obj.metadata.resourceVersion,
-        settled.get(id).metadata.resourceVersion,
+        obj.metadata!.resourceVersion,
+        settled.get(id)!.metadata!.resourceVersion,
         `${id} changed on a reconcile of the same revision`,
       );
     }
@@ -336,19 +356,19 @@ test(
     assert.deepEqual(changeEvents(k, since), [], 'Flux recorded changes on a reconcile with no drift');
 
     // The Deployment deleted by hand: the next scheduled reconcile (interval 30s) puts it back.
-    const uid = k.json(['get', 'deployment', NS, '-n', NS]).metadata.uid;
+    const uid = k.json<V1Deployment>(['get', 'deployment', NS, '-n', NS]).metadata!.uid;
     k.ok(['delete', 'deployment', NS, '-n', NS, '--wait=true']);
     const restored = await eventually(
       'Flux to restore the Deployment',
       () => {
         const r = k.run(['get', 'deployment', NS, '-n', NS, '-o', 'json']);
-        const d = r.code === 0 ? JSON.parse(r.stdout) : undefined;
-        return d && d.metadata.uid !== uid && d;
+        const d = r.code === 0 ? (JSON.parse(r.stdout) as V1Deployment) : undefined;
+        return d && d.metadata!.uid !== uid && d;
       },
       120_000,
       1000,
     );
-    assert.deepEqual(content(restored).spec, content(settled.get(`Deployment.apps/${NS} -n ${NS}`)).spec);
+    assert.deepEqual(content(restored).spec, content(settled.get(`Deployment.apps/${NS} -n ${NS}`)!).spec);
     k.ok(['rollout', 'status', `deployment/${NS}`, '-n', NS, '--timeout=120s']);
 
     // A ScheduledEcho whose schedule the server refuses (minute 61): its Kustomization fails at
@@ -387,7 +407,7 @@ test(
     );
     t.diagnostic(`Flux: ${failed.reason}: ${failed.message}`);
     assert.match(failed.message, /failed early due to stalled resources: \[ScheduledEcho\/team-a\/tick status: 'Failed'\]/);
-    assert.equal(kustomization(k, 'schedules').status.lastAttemptedRevision, broken);
+    assert.equal(kustomization(k, 'schedules').status!.lastAttemptedRevision, broken);
     writeFileSync(join(work, PATHS.schedules, 'tick.yaml'), scheduled('1 * * * *'));
     const fixed = commitAndPush(work, 'minute 1');
     requestReconcile(k, 'gitrepository', 'cluster-config');

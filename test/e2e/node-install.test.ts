@@ -15,10 +15,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { V1Lease, V1Namespace, V1PodDisruptionBudget, V1Pod, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
+import type { Echo } from '../../src/api/echo.js';
+import type { KubeObject } from '../../src/kube/object.js';
 import { nodeLeftovers } from '../../scripts/controlplane/node/node.js';
 import { loadOperatorImage } from '../../scripts/operator-image.js';
+import type { AuditEvent } from '../support/audit.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';
-import { eventually } from '../support/kube.js';
+import { currentKubeconfig, eventually, itemsOf } from '../support/kube.js';
 
 const NS = 'echoperator';
 
@@ -34,24 +38,25 @@ function synth(ha: boolean): string {
 }
 
 /** name -> resourceVersion of everything the install made, to see that a re-apply changes nothing. */
-function versions(k: Kubectl): Record<string, string> {
-  const list = k.json(['get', 'deployment,configmap,serviceaccount,service,role,rolebinding,poddisruptionbudget', '-n', NS]);
-  const cluster = k.json([
+function versions(k: Kubectl): Record<string, string | undefined> {
+  const list = itemsOf<KubeObject>(k, [
+    'get',
+    'deployment,configmap,serviceaccount,service,role,rolebinding,poddisruptionbudget',
+    '-n',
+    NS,
+  ]);
+  const cluster = itemsOf<KubeObject>(k, [
     'get',
     'clusterrole,clusterrolebinding,validatingadmissionpolicy,validatingadmissionpolicybinding,crd',
     '-l',
     'app.kubernetes.io/name=echoperator',
   ]);
-  return Object.fromEntries(
-    [...list.items, ...cluster.items].map((o: any) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]),
-  );
+  return Object.fromEntries([...list, ...cluster].map((o) => [`${o.kind}/${o.metadata!.name}`, o.metadata!.resourceVersion]));
 }
 
-function readyOperatorPods(k: Kubectl): any[] {
-  const pods = k.json(['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=echoperator']).items as any[];
-  return pods.filter(
-    (p) => !p.metadata.deletionTimestamp && p.status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'),
-  );
+function readyOperatorPods(k: Kubectl): V1Pod[] {
+  const pods = itemsOf<V1Pod>(k, ['get', 'pods', '-n', NS, '-l', 'app.kubernetes.io/name=echoperator']);
+  return pods.filter((p) => !p.metadata!.deletionTimestamp && p.status!.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
 }
 
 /**
@@ -89,12 +94,12 @@ async function printedBy(k: Kubectl, ns: string, name: string): Promise<string> 
   const e = await eventually(
     `Echo ${ns}/${name} Succeeded`,
     () => {
-      const got = k.json(['get', 'echo', name], { namespace: ns });
+      const got = k.json<Echo>(['get', 'echo', name], { namespace: ns });
       return got.status?.phase === 'Succeeded' && got;
     },
     90_000,
   );
-  return k.ok(['logs', `job/${e.status.jobName}`], { namespace: ns });
+  return k.ok(['logs', `job/${e.status!.jobName!}`], { namespace: ns });
 }
 
 function leaseHolder(k: Kubectl): string | undefined {
@@ -130,10 +135,10 @@ test(
     // certificate, the admin's); anonymous access is off.
     const kubeletPort = cp.state.node!.kubeletPort;
     assert.equal(await kubeletStatus(kubeletPort), 401);
-    const admin = k.json(['config', 'view', '--raw', '--minify', '--flatten']).users[0].user;
+    const admin = currentKubeconfig(cp.state.kubeconfig).user;
     const adminCert = {
-      cert: Buffer.from(admin['client-certificate-data'], 'base64').toString(),
-      key: Buffer.from(admin['client-key-data'], 'base64').toString(),
+      cert: Buffer.from(admin['client-certificate-data']!, 'base64').toString(),
+      key: Buffer.from(admin['client-key-data']!, 'base64').toString(),
     };
     assert.equal(await kubeletStatus(kubeletPort, adminCert), 200);
     await loadOperatorImage(cp.state);
@@ -145,14 +150,14 @@ test(
     folders.push(plain);
     k.ok(['apply', '--server-side', '-f', `${plain}/`]);
     rolledOut(k, 120);
-    assert.equal(k.json(['get', 'namespace', NS]).metadata.labels['pod-security.kubernetes.io/enforce'], 'restricted');
+    assert.equal(k.json<V1Namespace>(['get', 'namespace', NS]).metadata!.labels!['pod-security.kubernetes.io/enforce'], 'restricted');
     // The default install confines its ServiceAccount: everything below runs under the policy.
-    const policy = k.json(['get', 'validatingadmissionpolicybinding', 'echoperator-confinement']);
-    assert.deepEqual(policy.spec.validationActions, ['Deny']);
+    const policy = k.json<V1ValidatingAdmissionPolicyBinding>(['get', 'validatingadmissionpolicybinding', 'echoperator-confinement']);
+    assert.deepEqual(policy.spec!.validationActions, ['Deny']);
     const [pod] = await eventually('the operator pod Ready', () => readyOperatorPods(k).length === 1 && readyOperatorPods(k));
-    assert.equal(pod.spec.containers[0].readinessProbe.httpGet.path, '/readyz');
+    assert.equal(pod!.spec!.containers[0]!.readinessProbe!.httpGet!.path, '/readyz');
     assert.ok(
-      pod.spec.volumes.some((v: any) => v.projected?.sources?.some((s: any) => s.serviceAccountToken)),
+      pod!.spec!.volumes!.some((v) => v.projected?.sources?.some((s) => s.serviceAccountToken)),
       'a projected ServiceAccount token',
     );
     // Inside the container (kubectl exec through the kubelet): user 65532, and nothing writable at /.
@@ -160,7 +165,7 @@ test(
       'exec',
       '-n',
       NS,
-      pod.metadata.name,
+      pod!.metadata!.name!,
       '--',
       'node',
       '-e',
@@ -177,7 +182,7 @@ test(
     const audit = readFileSync(join(cp.state.dir, 'logs', 'audit.log'), 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l));
+      .map((l) => JSON.parse(l) as AuditEvent);
     const jobCreate = audit.find((e) => e.verb === 'create' && e.objectRef?.resource === 'jobs' && e.objectRef?.namespace === 'team-a');
     assert.equal(jobCreate?.user?.username, `system:serviceaccount:${NS}:echoperator`);
 
@@ -193,7 +198,7 @@ test(
     // Three pods start one after another (maxSurge 1): under a loaded CI machine each takes its time.
     rolledOut(k, 300);
     const replicas = await eventually('3 Ready replicas', () => readyOperatorPods(k).length === 3 && readyOperatorPods(k), 120_000);
-    const names = replicas.map((p) => p.metadata.name);
+    const names = replicas.map((p) => p.metadata!.name);
     const leader = await eventually(
       'a leader among them',
       () => {
@@ -207,8 +212,8 @@ test(
     assert.deepEqual(versions(k), before2, 'HA re-apply changes nothing');
 
     // Deleting the leader's pod (SIGTERM: it releases the Lease) hands over to a standby.
-    const lease = k.json(['get', 'lease', 'echoperator', '-n', NS]).spec;
-    const bound = (lease.leaseDurationSeconds + 2) * 1000; // lease duration + retry period: even a crash is taken over by then
+    const lease = k.json<V1Lease>(['get', 'lease', 'echoperator', '-n', NS]).spec!;
+    const bound = (lease.leaseDurationSeconds! + 2) * 1000; // lease duration + retry period: even a crash is taken over by then
     const deleted = Date.now();
     k.ok(['delete', 'pod', leader, '-n', NS, '--wait=false']);
     const successor = await eventually(
@@ -230,13 +235,13 @@ test(
     await eventually('3 Ready replicas again', () => readyOperatorPods(k).length === 3, 120_000);
     await eventually(
       'the budget to allow one disruption',
-      () => k.json(['get', 'pdb', 'echoperator', '-n', NS]).status?.disruptionsAllowed === 1,
+      () => k.json<V1PodDisruptionBudget>(['get', 'pdb', 'echoperator', '-n', NS]).status?.disruptionsAllowed === 1,
       60_000,
     );
-    const [first, second] = readyOperatorPods(k).map((p) => p.metadata.name);
-    const allowed = evict(k, first);
+    const [first, second] = readyOperatorPods(k).map((p) => p.metadata!.name!);
+    const allowed = evict(k, first!);
     assert.equal(allowed.code, 0, allowed.stderr);
-    const refused = evict(k, second);
+    const refused = evict(k, second!);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /disruption budget/i);
 

@@ -39,6 +39,12 @@ interface Target {
   lastError: string;
 }
 
+/** One series of a Prometheus instant query's vector: its labels, and [time, value]. */
+interface Sample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
 test(
   'Prometheus scrapes the in-cluster operator over HTTPS: up with a metrics-reader token (controller-runtime series stored), down with 403 without',
   { timeout: 600_000 },
@@ -64,9 +70,16 @@ test(
     const logs = k.ok(['logs', 'deployment/echoperator', '-n', NS]);
     assert.match(logs, /serving over HTTPS to authorized callers, with the certificate of METRICS_CERT_DIR/);
 
-    const policy = k.json(['get', 'networkpolicy', 'echoperator-allow-metrics-traffic', '-n', NS]);
+    // The wire's field names: client-node's V1NetworkPolicyIngressRule calls `from` `_from`.
+    const policy = k.json<{ spec: { policyTypes: string[]; ingress: { from: unknown }[] } }>([
+      'get',
+      'networkpolicy',
+      'echoperator-allow-metrics-traffic',
+      '-n',
+      NS,
+    ]);
     assert.deepEqual(policy.spec.policyTypes, ['Ingress']);
-    assert.deepEqual(policy.spec.ingress[0].from, [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }]);
+    assert.deepEqual(policy.spec.ingress[0]!.from, [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }]);
 
     // The scrapers' identities: one bound to metrics-reader, one with no binding.
     for (const sa of ['prometheus', 'nobody']) k.ok(['create', 'serviceaccount', sa, '-n', NS]);
@@ -152,19 +165,19 @@ test(
     assert.equal(spawnSync('pgrep', ['-f', '--', `--storage.tsdb.path=${data}`]).status, 1, 'Prometheus stopped');
 
     async function scrapedAsExpected(): Promise<void> {
-      const api = (path: string): any => {
+      const api = <T>(path: string): T => {
         const r = spawnSync('nsenter', [`--net=${netns}`, 'curl', '-sf', `http://127.0.0.1:${webPort}${path}`], {
           encoding: 'utf8',
           timeout: 10_000,
         });
         if (r.status !== 0) throw new Error(`prometheus ${path}: curl exit ${r.status}: ${r.stderr}\n${promLog.slice(-2000)}`);
-        return JSON.parse(r.stdout);
+        return JSON.parse(r.stdout) as T;
       };
 
       const targets = await eventually(
         'both targets scraped (reader up, nobody down)',
         () => {
-          const active = api('/api/v1/targets?state=active').data.activeTargets as Target[];
+          const active = api<{ data: { activeTargets: Target[] } }>('/api/v1/targets?state=active').data.activeTargets;
           const byJob: Record<string, Target> = Object.fromEntries(active.map((a) => [a.labels.job, a]));
           const { reader, nobody } = byJob;
           if (reader?.health === 'up' && nobody?.health === 'down') return { reader, nobody };
@@ -181,10 +194,10 @@ test(
       assert.equal(targets.reader.lastError, '');
       assert.match(targets.nobody.lastError, /403/);
 
-      const up = (q: string): any[] => api(`/api/v1/query?query=${encodeURIComponent(q)}`).data.result;
+      const up = (q: string): Sample[] => api<{ data: { result: Sample[] } }>(`/api/v1/query?query=${encodeURIComponent(q)}`).data.result;
       assert.deepEqual(
         up('up')
-          .map((r: any) => `${r.metric.job}=${r.value[1]}`)
+          .map((r) => `${r.metric.job}=${r.value[1]}`)
           .sort(),
         ['nobody=0', 'reader=1'],
       );
@@ -195,7 +208,7 @@ test(
       }
       t.diagnostic(
         `controller-runtime series via Prometheus: ${up('controller_runtime_reconcile_total{job="reader"}')
-          .map((r: any) => `${r.metric.controller}/${r.metric.result}`)
+          .map((r) => `${r.metric.controller}/${r.metric.result}`)
           .join(', ')}`,
       );
     }

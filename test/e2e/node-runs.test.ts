@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { applyEcho, eventually, jobsOf, kubectl, kubectlJson, kubectlOk } from '../support/kube.js';
+import type { CoreV1Event, V1Job, V1Pod } from '@kubernetes/client-node';
+import { applyEcho, conditionOf, eventually, jobsOf, kubectl, kubectlJson, kubectlOk, listItems } from '../support/kube.js';
 import { getEcho, okAndFailingNamespaces, phase, printed } from '../support/runs.js';
 
 test(
@@ -19,35 +20,35 @@ test(
 
     const ok = await phase(ns, 'ok', 'Succeeded');
     assert.equal(printed(ns, ok), 'first\n');
-    assert.ok(ok.status.completionTime);
-    assert.equal(ok.status.conditions.find((c: any) => c.type === 'Succeeded').status, 'True');
+    assert.ok(ok.status!.completionTime);
+    assert.equal(conditionOf(ok, 'Succeeded')!.status, 'True');
 
     // The job controller retries a failed pod backoffLimit times, with its own backoff (10 s, 20 s, 40 s).
     const bad = await phase(failing, 'bad', 'Failed', 240_000);
-    const failed = bad.status.conditions.find((c: any) => c.type === 'Succeeded');
+    const failed = conditionOf(bad, 'Succeeded')!;
     assert.equal(failed.status, 'False');
     assert.equal(failed.reason, 'BackoffLimitExceeded');
-    const badJob = kubectlJson(['get', 'job', bad.status.jobName], { namespace: failing });
-    assert.equal(badJob.status.failed, badJob.spec.backoffLimit + 1, 'one pod per allowed retry, then no more');
-    const pods = kubectlJson(['get', 'pods', '-l', `job-name=${bad.status.jobName}`], { namespace: failing }).items;
-    assert.equal(pods.length, badJob.spec.backoffLimit + 1);
-    for (const pod of pods) assert.equal(pod.status.containerStatuses[0].state.terminated.exitCode, 3);
-    assert.match(kubectlOk(['logs', pods[0].metadata.name], { namespace: failing }), /failing on purpose/);
+    const badJob = kubectlJson<V1Job>(['get', 'job', bad.status!.jobName!], { namespace: failing });
+    assert.equal(badJob.status!.failed, badJob.spec!.backoffLimit! + 1, 'one pod per allowed retry, then no more');
+    const pods = listItems<V1Pod>(['get', 'pods', '-l', `job-name=${bad.status!.jobName!}`], { namespace: failing });
+    assert.equal(pods.length, badJob.spec!.backoffLimit! + 1);
+    for (const pod of pods) assert.equal(pod.status!.containerStatuses![0]!.state!.terminated!.exitCode, 3);
+    assert.match(kubectlOk(['logs', pods[0]!.metadata!.name!], { namespace: failing }), /failing on purpose/);
 
-    const reasons = (namespace: string, name: string): string[] =>
-      kubectlJson(['get', 'events', '--field-selector', `involvedObject.name=${name},involvedObject.kind=Echo`], { namespace }).items.map(
-        (e: any) => e.reason,
-      );
+    const reasons = (namespace: string, name: string): (string | undefined)[] =>
+      listItems<CoreV1Event>(['get', 'events', '--field-selector', `involvedObject.name=${name},involvedObject.kind=Echo`], {
+        namespace,
+      }).map((e) => e.reason);
     await eventually('RunSucceeded', () => reasons(ns, 'ok').includes('RunSucceeded'));
     await eventually('RunFailed', () => reasons(failing, 'bad').includes('RunFailed'));
     assert.ok(reasons(ns, 'ok').includes('JobCreated'));
     assert.match(kubectlOk(['describe', 'echo', 'bad'], { namespace: failing }), /RunFailed/);
 
     // A completed Echo is not run again, even after its Job is gone.
-    kubectlOk(['delete', 'job', ok.status.jobName, '--wait=true'], { namespace: ns });
+    kubectlOk(['delete', 'job', ok.status!.jobName!, '--wait=true'], { namespace: ns });
     await sleep(1500);
     assert.equal(jobsOf(ns, 'ok').length, 0);
-    assert.equal(getEcho(ns, 'ok').status.phase, 'Succeeded');
+    assert.equal(getEcho(ns, 'ok').status!.phase, 'Succeeded');
 
     // A new message: one new run, which prints it.
     applyEcho(ns, 'ok', 'second');
@@ -55,12 +56,12 @@ test(
       'the new run to succeed',
       () => {
         const e = getEcho(ns, 'ok');
-        return e.status?.phase === 'Succeeded' && e.status.jobName !== ok.status.jobName && e;
+        return e.status?.phase === 'Succeeded' && e.status.jobName !== ok.status!.jobName && e;
       },
       90_000,
     );
     assert.equal(printed(ns, second), 'second\n');
-    assert.equal(jobsOf(ns, 'ok').filter((j) => !j.metadata.deletionTimestamp).length, 1);
+    assert.equal(jobsOf(ns, 'ok').filter((j) => !j.metadata!.deletionTimestamp).length, 1);
 
     // Deleting the Echo: the real garbage collector removes its Job, and the Job's pods with it.
     kubectlOk(['delete', 'echo', 'ok', '--wait=false'], { namespace: ns });

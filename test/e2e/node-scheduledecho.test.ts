@@ -5,8 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyScheduledEcho, eventually, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import type { V1CronJob, V1Job } from '@kubernetes/client-node';
+import { applyScheduledEcho, eventually, kubectlJson, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { operatorFor } from '../support/runs.js';
+import { getScheduledEcho } from '../support/scheduledechos.js';
 
 test('a ScheduledEcho prints on schedule, and its status shows the schedule time', { timeout: 180_000 }, async (t) => {
   const ns = testNamespace(t, 'node-scheduled', {}, { pods: true });
@@ -17,22 +19,22 @@ test('a ScheduledEcho prints on schedule, and its status shows the schedule time
   const job = await eventually(
     'a Job of the CronJob to complete',
     () => {
-      const jobs = kubectlJson(['get', 'jobs'], { namespace: ns }).items as any[];
+      const jobs = listItems<V1Job>(['get', 'jobs'], { namespace: ns });
       return jobs.find((j) => j.status?.succeeded === 1);
     },
     130_000,
   );
-  assert.equal(job.metadata.ownerReferences[0].kind, 'CronJob');
-  assert.equal(kubectlOk(['logs', `job/${job.metadata.name}`], { namespace: ns }), `${message}\n`);
+  assert.equal(job.metadata!.ownerReferences![0]!.kind, 'CronJob');
+  assert.equal(kubectlOk(['logs', `job/${job.metadata!.name!}`], { namespace: ns }), `${message}\n`);
   const status = await eventually(
     'the ScheduledEcho status to show the run',
     () => {
-      const s = kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns }).status;
-      return s?.lastScheduleTime && s?.lastSuccessfulTime && s;
+      const s = getScheduledEcho(ns, 'tick').status;
+      return s?.lastScheduleTime && s.lastSuccessfulTime ? s : undefined;
     },
     60_000,
   );
-  const cronJob = kubectlJson(['get', 'cronjob', job.metadata.ownerReferences[0].name], { namespace: ns });
-  assert.equal(status.lastScheduleTime, cronJob.status.lastScheduleTime);
-  assert.ok(Date.parse(status.lastSuccessfulTime) >= Date.parse(status.lastScheduleTime));
+  const cronJob = kubectlJson<V1CronJob>(['get', 'cronjob', job.metadata!.ownerReferences![0]!.name], { namespace: ns });
+  assert.equal(status.lastScheduleTime, cronJob.status!.lastScheduleTime);
+  assert.ok(Date.parse(status.lastSuccessfulTime!) >= Date.parse(status.lastScheduleTime!));
 });

@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { applyEcho, eventually, kubeconfig, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import type { CoreV1Event } from '@kubernetes/client-node';
+import type { Echo } from '../../src/api/echo.js';
+import { applyEcho, eventually, kubeconfig, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
+import { getEcho } from '../support/runs.js';
 import { metricSample } from '../support/http.js';
 import { apiProxy } from '../support/proxy.js';
 import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
@@ -32,10 +35,7 @@ test('metrics move with reconciles; the leader reports 1 and a standby 0', async
   assert.match(before, /process_resident_memory_bytes/);
 
   for (let i = 0; i < 3; i++) applyEcho(ns, `m${i}`, `metric ${i}`);
-  await eventually(
-    '3 Echo statuses',
-    () => kubectlJson(['get', 'echos'], { namespace: ns }).items.every((e: any) => e.status?.jobName) && true,
-  );
+  await eventually('3 Echo statuses', () => listItems<Echo>(['get', 'echos'], { namespace: ns }).every((e) => e.status?.jobName) && true);
   await sleep(500);
   const after = await metrics(a);
   const delta = (name: string, labels: Record<string, string> = {}) =>
@@ -84,15 +84,15 @@ test('a failing loop makes a bounded number of Events and says why in status', a
   denyJobs(t, ns);
   applyEcho(ns, 'stuck', 'never runs');
   const stuck = await eventually('the failure in status', () => {
-    const e = kubectlJson(['get', 'echo', 'stuck'], { namespace: ns });
-    return e.status?.conditions?.find((c: any) => c.type === 'Reconciled' && c.status === 'False') && e;
+    const e = getEcho(ns, 'stuck');
+    return e.status?.conditions?.find((c) => c.type === 'Reconciled' && c.status === 'False') && e;
   });
-  assert.match(JSON.stringify(stuck.status.conditions), /no new Jobs here/);
+  assert.match(JSON.stringify(stuck.status!.conditions), /no new Jobs here/);
   await sleep(8000);
-  const failures = kubectlJson(['get', 'events', '--field-selector', 'involvedObject.name=stuck,reason=ReconcileFailed'], {
+  const failures = listItems<CoreV1Event>(['get', 'events', '--field-selector', 'involvedObject.name=stuck,reason=ReconcileFailed'], {
     namespace: ns,
-  }).items;
-  const total = failures.reduce((n: number, e: any) => n + (e.count ?? 1), 0);
+  });
+  const total = failures.reduce((n, e) => n + (e.count ?? 1), 0);
   const reconcileErrors = metricSample(await metrics(op), 'controller_runtime_reconcile_errors_total', { controller: 'echo' });
   assert.ok(failures.length >= 1 && failures.length <= 2, `failures are aggregated into one Event (got ${failures.length})`);
   assert.ok(total <= 25, `the spam filter bounds the Events (count ${total}, after ${reconcileErrors} failed reconciles)`);

@@ -21,8 +21,9 @@ import { networkInterfaces } from 'node:os';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectProxy, forwarder, type ConnectProxy } from '../support/connectproxy.js';
-import { logEntries } from '../support/faults.js';
-import { applyEcho, eventually, jobsOf, kubeconfig, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import { logEntries, type LogEntry } from '../support/faults.js';
+import { applyEcho, eventually, jobsOf, kubeconfig, kubectlOk, testNamespace } from '../support/kube.js';
+import { getEcho } from '../support/runs.js';
 import { haReplicaEnv, installCrds, startOperator, TEST_LEASE, waitReady, type OperatorProcess } from '../support/operator.js';
 
 interface Cluster {
@@ -71,11 +72,7 @@ async function operator(t: TestContext, ns: string, kc: string, proxyEnv: Record
 /** An Echo applied now (so only a watch can tell the operator) gets its Job and status. */
 async function reconciled(ns: string, name: string): Promise<void> {
   applyEcho(ns, name, `hello from ${name}`);
-  await eventually(
-    `Echo ${name} reconciled`,
-    () => jobsOf(ns, name).length === 1 && kubectlJson(['get', 'echo', name], { namespace: ns }).status?.jobName,
-    60_000,
-  );
+  await eventually(`Echo ${name} reconciled`, () => jobsOf(ns, name).length === 1 && getEcho(ns, name).status?.jobName, 60_000);
 }
 
 function nonLoopbackIPv4(): string {
@@ -167,8 +164,7 @@ test(
     const name = 'kubernetes.default.svc';
     const { api, proxy, kc } = await reachableOnlyThroughProxy(t, name);
     const ns = testNamespace(t, 'proxy-silent');
-    const said = async (op: OperatorProcess, msg: string): Promise<Record<string, any>[]> =>
-      (await logEntries(op)).filter((e) => e.msg === msg);
+    const said = async (op: OperatorProcess, msg: string): Promise<LogEntry[]> => (await logEntries(op)).filter((e) => e.msg === msg);
     const leader = await operator(t, ns, kc, haReplicaEnv(ns, 'leader'));
     await eventually('the first replica to lead', async () => (await said(leader, 'started leading; starting workers')).length > 0, 60_000);
     const bound = 5;

@@ -7,7 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import type { V1CronJob, V1Job } from '@kubernetes/client-node';
+import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, listItems, testNamespace } from '../support/kube.js';
+import { messageOf } from '../support/faults.js';
+import { getEcho } from '../support/runs.js';
+import { getScheduledEcho } from '../support/scheduledechos.js';
 import { confinementActive, installEchoperator } from '../support/install.js';
 import { startOperator, waitReady } from '../support/operator.js';
 
@@ -25,12 +29,9 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
   });
   await waitReady(op);
   applyHiAndTick(watched, '*/5 * * * *');
-  await eventually('the Echo status', () => kubectlJson(['get', 'echo', 'hi'], { namespace: watched }).status?.jobName);
-  await eventually(
-    'the ScheduledEcho status',
-    () => kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: watched }).status?.cronJobName,
-  );
-  assert.equal(kubectlJson(['get', 'jobs'], { namespace: watched }).items.length, 1);
+  await eventually('the Echo status', () => getEcho(watched, 'hi').status?.jobName);
+  await eventually('the ScheduledEcho status', () => getScheduledEcho(watched, 'tick').status?.cronJobName);
+  assert.equal(listItems<V1Job>(['get', 'jobs'], { namespace: watched }).length, 1);
   // Restoring a deleted CronJob needs create through server-side apply.
   kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: watched });
   await eventually('the CronJob restored', () => kubectl(['get', 'cronjob', 'tick'], { namespace: watched }).code === 0);
@@ -38,13 +39,13 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
   kubectlOk(['patch', 'cronjob', 'tick', '--type=merge', '-p', '{"spec":{"schedule":"*/7 * * * *"}}'], { namespace: watched });
   await eventually(
     'the hand-edited schedule restored',
-    () => kubectlJson(['get', 'cronjob', 'tick'], { namespace: watched }).spec.schedule === '*/5 * * * *',
+    () => kubectlJson<V1CronJob>(['get', 'cronjob', 'tick'], { namespace: watched }).spec!.schedule === '*/5 * * * *',
   );
   // A new message deletes the previous run's Job.
   kubectlOk(['patch', 'echo', 'hi', '--type=merge', '-p', '{"spec":{"message":"again"}}'], { namespace: watched });
   await eventually('one Job for the new message', () => {
-    const jobs = kubectlJson(['get', 'jobs'], { namespace: watched }).items.filter((j: any) => !j.metadata.deletionTimestamp);
-    return jobs.length === 1 && jobs[0].spec.template.spec.containers[0].command[2] === 'again';
+    const jobs = listItems<V1Job>(['get', 'jobs'], { namespace: watched }).filter((j) => !j.metadata!.deletionTimestamp);
+    return jobs.length === 1 && messageOf(jobs[0]!) === 'again';
   });
   if (ha) {
     assert.equal(

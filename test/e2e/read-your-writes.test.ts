@@ -9,12 +9,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { V1Job } from '@kubernetes/client-node';
 import { resourcePath } from '../../src/kube/index.js';
+import type { Echo } from '../../src/api/echo.js';
 import { ECHOS } from '../../src/api/echo.js';
 import { JOBS } from '../../src/kube/resources.js';
 import { watchProxy } from '../support/apiwatchproxy.js';
 import { auditLogFrom } from '../support/audit.js';
-import { pool, restClient } from '../support/faults.js';
+import { pool, restClient, restItems } from '../support/faults.js';
 import { eventually, kubeconfig, testNamespace } from '../support/kube.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
 
@@ -38,8 +40,8 @@ test(`a first run over ${ECHO_COUNT} new Echos at the default workers: no status
   await eventually(
     `${ECHO_COUNT} Jobs and statuses`,
     async () => {
-      const jobs = (await rest.request<any>('GET', resourcePath(JOBS, ns))).items.length;
-      const echos = (await rest.request<any>('GET', resourcePath(ECHOS, ns))).items as any[];
+      const jobs = (await restItems<V1Job>(rest, resourcePath(JOBS, ns))).length;
+      const echos = await restItems<Echo>(rest, resourcePath(ECHOS, ns));
       return jobs === ECHO_COUNT && echos.every((e) => e.status?.jobName && e.status.observedGeneration === 1);
     },
     180_000,

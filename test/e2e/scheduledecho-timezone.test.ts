@@ -17,19 +17,19 @@ test('a ScheduledEcho at 0 9 * * * in Europe/Madrid gets a CronJob in Europe/Mad
 
   assert.equal(applyScheduledEcho(ns, 'madrid', { message: 'Buenos días', schedule: '0 9 * * *', timeZone: 'Europe/Madrid' }).code, 0);
   const cj = await eventually('the CronJob', () => getCronJob(ns, 'madrid'));
-  assert.equal(cj.spec.schedule, '0 9 * * *');
+  assert.equal(cj.spec?.schedule, '0 9 * * *');
   assert.equal(cj.spec.timeZone, 'Europe/Madrid');
   assert.match(kubectlOk(['get', 'scheduledecho', 'madrid'], { namespace: ns }), /TIMEZONE[\s\S]*Europe\/Madrid/);
 
   // The Go echoperator's manifest: no timeZone, the CronJob in UTC as before.
   assert.equal(applyScheduledEcho(ns, 'go', { message: 'Hola, 世界!', schedule: '*/1 * * * *' }).code, 0);
-  assert.equal((await eventually('the Go-style CronJob', () => getCronJob(ns, 'go'))).spec.timeZone, 'Etc/UTC');
+  assert.equal((await eventually('the Go-style CronJob', () => getCronJob(ns, 'go'))).spec?.timeZone, 'Etc/UTC');
 
   // A zone the CronJob API reads with its own rules (a link name with '+'), and back to unset.
   assert.equal(applyScheduledEcho(ns, 'madrid', { message: 'Buenos días', schedule: '0 9 * * *', timeZone: 'Etc/GMT+5' }).code, 0);
-  await eventually('Etc/GMT+5 on the CronJob', () => getCronJob(ns, 'madrid')?.spec.timeZone === 'Etc/GMT+5');
+  await eventually('Etc/GMT+5 on the CronJob', () => getCronJob(ns, 'madrid')?.spec?.timeZone === 'Etc/GMT+5');
   assert.equal(applyScheduledEcho(ns, 'madrid', { message: 'Buenos días', schedule: '0 9 * * *' }).code, 0);
-  await eventually('Etc/UTC again once the zone is removed', () => getCronJob(ns, 'madrid')?.spec.timeZone === 'Etc/UTC');
+  await eventually('Etc/UTC again once the zone is removed', () => getCronJob(ns, 'madrid')?.spec?.timeZone === 'Etc/UTC');
 });
 
 test('an unknown time zone is refused at admission, naming spec.timeZone and the zone', (t) => {

@@ -11,14 +11,28 @@
  * audit log shows those passes write nothing. The issue's 90 s would only lengthen the run: the
  * count is flat, not merely slow.
  */
-import type { CoreV1Event } from '@kubernetes/client-node';
+import type { CoreV1Event, V1CronJob, V1Job } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test, type TestContext } from 'node:test';
+import type { Echo } from '../../src/api/echo.js';
+import type { ScheduledEcho } from '../../src/api/scheduledecho.js';
 import { jobNameFor } from '../../src/controllers/echo/desired.js';
 import { auditLogFrom } from '../support/audit.js';
 import { metricValue } from '../support/faults.js';
-import { applyEcho, applyScheduledEcho, eventually, kubectl, kubectlJson, kubectlOk, testNamespace } from '../support/kube.js';
+import {
+  applyEcho,
+  applyScheduledEcho,
+  conditionOf as condition,
+  eventually,
+  kubectl,
+  kubectlJson,
+  kubectlOk,
+  listItems,
+  testNamespace,
+} from '../support/kube.js';
+import { getEcho } from '../support/runs.js';
+import { getScheduledEcho } from '../support/scheduledechos.js';
 import { installCrds, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
 async function operatorIn(t: TestContext, ns: string, env: Record<string, string> = {}): Promise<OperatorProcess> {
@@ -28,14 +42,11 @@ async function operatorIn(t: TestContext, ns: string, env: Record<string, string
   return op;
 }
 
-const condition = (obj: any, type: string): any => obj?.status?.conditions?.find((c: any) => c.type === type);
-
 /** Warning Events on the object, counting repeats (an aggregated Event's count). */
 function warnings(ns: string, name: string): { total: number; lines: string[] } {
-  const { items } = kubectlJson<{ items: CoreV1Event[] }>(
-    ['get', 'events', '--field-selector', `involvedObject.name=${name},type=Warning`],
-    { namespace: ns },
-  );
+  const items = listItems<CoreV1Event>(['get', 'events', '--field-selector', `involvedObject.name=${name},type=Warning`], {
+    namespace: ns,
+  });
   return {
     total: items.reduce((n, e) => n + (e.count ?? 1), 0),
     lines: items.map((e) => `${e.reason} x${e.count ?? 1}: ${e.message}`),
@@ -62,22 +73,22 @@ async function reconciles(op: OperatorProcess, controller: string): Promise<numb
   return n;
 }
 
-async function stalledOf(kind: string, ns: string, name: string, reason: string): Promise<any> {
+async function stalledOf(kind: 'echo' | 'scheduledecho', ns: string, name: string, reason: string): Promise<Echo | ScheduledEcho> {
   return eventually(`${kind} ${name} Stalled (${reason})`, () => {
-    const obj = kubectlJson(['get', kind, name], { namespace: ns });
-    return condition(obj, 'Stalled')?.status === 'True' && condition(obj, 'Stalled').reason === reason && obj;
+    const obj = kubectlJson<Echo | ScheduledEcho>(['get', kind, name], { namespace: ns });
+    return condition(obj, 'Stalled')?.status === 'True' && condition(obj, 'Stalled')!.reason === reason && obj;
   });
 }
 
 /** What every stall says: Ready=False, Stalled=True, both with `message`, and its generation observed. */
-function assertStalled(obj: any, reason: string, message: RegExp): void {
+function assertStalled(obj: Echo | ScheduledEcho, reason: string, message: RegExp): void {
   assert.equal(condition(obj, 'Ready')?.status, 'False');
   assert.equal(condition(obj, 'Ready')?.reason, reason);
-  assert.match(condition(obj, 'Stalled').message, message);
-  assert.equal(condition(obj, 'Ready').message, condition(obj, 'Stalled').message);
+  assert.match(condition(obj, 'Stalled')!.message, message);
+  assert.equal(condition(obj, 'Ready')!.message, condition(obj, 'Stalled')!.message);
   assert.equal(condition(obj, 'Reconciling'), undefined);
-  assert.equal(obj.status.observedGeneration, obj.metadata.generation, 'status.observedGeneration is the generation looked at');
-  assert.equal(condition(obj, 'Stalled').observedGeneration, obj.metadata.generation);
+  assert.equal(obj.status!.observedGeneration, obj.metadata.generation, 'status.observedGeneration is the generation looked at');
+  assert.equal(condition(obj, 'Stalled')!.observedGeneration, obj.metadata.generation);
 }
 
 test('schedule "61 * * * *": Stalled with the server\'s message, no retry, one Warning Event, a restart writes nothing; a fixed schedule is Ready', async (t) => {
@@ -111,12 +122,12 @@ test('schedule "61 * * * *": Stalled with the server\'s message, no retry, one W
   op = await operatorIn(t, ns);
   applyScheduledEcho(ns, 'tick', { message: 'tick', schedule: '1 * * * *' });
   const ready = await eventually('Ready once the schedule is fixed', () => {
-    const se = kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns });
+    const se = getScheduledEcho(ns, 'tick');
     return condition(se, 'Ready')?.status === 'True' && se;
   });
   assert.equal(condition(ready, 'Stalled'), undefined, 'Stalled removed');
-  assert.equal(ready.status.observedGeneration, ready.metadata.generation);
-  assert.equal(kubectlJson(['get', 'cronjob', 'tick'], { namespace: ns }).spec.schedule, '1 * * * *');
+  assert.equal(ready.status!.observedGeneration, ready.metadata.generation);
+  assert.equal(kubectlJson<V1CronJob>(['get', 'cronjob', 'tick'], { namespace: ns }).spec!.schedule, '1 * * * *');
 });
 
 /** Passes over a stalled object for 30 s (a 5 s resync reconciles it again and again): they write nothing, record no Event. */
@@ -158,11 +169,14 @@ test('a same-named CronJob the operator does not control: Stalled (NameTaken), p
 
   kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: ns });
   const ready = await eventually('Ready once the foreign CronJob is gone', () => {
-    const se = kubectlJson(['get', 'scheduledecho', 'tick'], { namespace: ns });
+    const se = getScheduledEcho(ns, 'tick');
     return condition(se, 'Ready')?.status === 'True' && se;
   });
   assert.equal(condition(ready, 'Stalled'), undefined, 'Stalled removed');
-  assert.equal(kubectlJson(['get', 'cronjob', 'tick'], { namespace: ns }).metadata.ownerReferences[0].uid, ready.metadata.uid);
+  assert.equal(
+    kubectlJson<V1CronJob>(['get', 'cronjob', 'tick'], { namespace: ns }).metadata!.ownerReferences![0]!.uid,
+    ready.metadata.uid,
+  );
 });
 
 test("a same-named Job the operator does not control: the Echo is Stalled (NameTaken), passes write nothing; deleted, the Echo's run starts", async (t) => {
@@ -170,7 +184,7 @@ test("a same-named Job the operator does not control: the Echo is Stalled (NameT
   const ns = testNamespace(t, 'stalled-job');
   // The Job's name derives from the Echo's uid: the Echo first, the foreign Job next, then the operator.
   applyEcho(ns, 'hello', 'hi');
-  const echo = kubectlJson(['get', 'echo', 'hello'], { namespace: ns });
+  const echo = getEcho(ns, 'hello');
   const name = jobNameFor(echo);
   const foreign = {
     apiVersion: 'batch/v1',
@@ -179,21 +193,21 @@ test("a same-named Job the operator does not control: the Echo is Stalled (NameT
     spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox:1.37' }] } } },
   };
   kubectlOk(['create', '-f', '-'], { namespace: ns, input: JSON.stringify(foreign) });
-  const foreignUid = kubectlJson(['get', 'job', name], { namespace: ns }).metadata.uid;
+  const foreignUid = kubectlJson<V1Job>(['get', 'job', name], { namespace: ns }).metadata!.uid;
   const op = await operatorIn(t, ns, { RESYNC_PERIOD_SECONDS: '5' });
   const stalled = await stalledOf('echo', ns, 'hello', 'NameTaken');
   assertStalled(stalled, 'NameTaken', /Job .* already exists and is not controlled by this Echo/);
   assert.equal(condition(stalled, 'Reconciled')?.status, 'False');
   await assertQuietWhileStalled(t, op, ns, 'hello', 'echo');
-  assert.equal(kubectlJson(['get', 'job', name], { namespace: ns }).metadata.uid, foreignUid, 'the foreign Job is untouched');
+  assert.equal(kubectlJson<V1Job>(['get', 'job', name], { namespace: ns }).metadata!.uid, foreignUid, 'the foreign Job is untouched');
 
   kubectlOk(['delete', 'job', name, '--wait=true', '--cascade=background'], { namespace: ns });
   // Pods stay off the node in this tier, so the run starts but does not print: Ready waits for it
   // (node-runs.test.ts); what is checked here is that the stall is over and the run is ours.
   const running = await eventually('the run started once the foreign Job is gone', () => {
-    const e = kubectlJson(['get', 'echo', 'hello'], { namespace: ns });
+    const e = getEcho(ns, 'hello');
     const job = kubectl(['get', 'job', name, '-o', 'json'], { namespace: ns });
-    const ours = job.code === 0 && JSON.parse(job.stdout).metadata.ownerReferences?.[0]?.uid === e.metadata.uid;
+    const ours = job.code === 0 && (JSON.parse(job.stdout) as V1Job).metadata!.ownerReferences?.[0]?.uid === e.metadata.uid;
     return ours && condition(e, 'Reconciled')?.status === 'True' && e;
   });
   assert.equal(condition(running, 'Stalled'), undefined, 'Stalled removed');

@@ -11,6 +11,7 @@ export interface AuditEvent {
   userAgent: string;
   objectRef: { resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
+  user?: { username?: string };
 }
 
 export interface AuditLog {

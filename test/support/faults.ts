@@ -8,12 +8,13 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { after, before } from 'node:test';
 import { join } from 'node:path';
+import type { V1Job } from '@kubernetes/client-node';
 import { startControlPlane, stopControlPlane, type ControlPlaneState, type StartOptions } from '../../scripts/controlplane/cluster.js';
-import { loadKubeConfig, RestClient } from '../../src/kube/index.js';
+import { loadKubeConfig, RestClient, type RequestOpts } from '../../src/kube/index.js';
 import { kubectlFor as kubectlForCluster, type Kubectl } from '../../scripts/kubectl.js';
 
 export type { Kubectl } from '../../scripts/kubectl.js';
-import { KUBECTL_TIMEOUT_MS } from './kube.js';
+import { KUBECTL_TIMEOUT_MS, type KubeList } from './kube.js';
 import { CRDS, type OperatorProcess } from './operator.js';
 
 /** kubectl against another kubeconfig than the test's own (a proxy's, a cluster a test starts). */
@@ -102,11 +103,27 @@ export function echoManifest(name: string, message: string, labels?: Record<stri
 }
 
 /**
+ * One line of the operator's JSON log: ts, level and msg, then the fields of the call; the ones
+ * the tests read are strings where the operator logs them (a Job's or an object's name, an
+ * informer's, an error's message).
+ */
+export interface LogEntry {
+  ts: string;
+  level: string;
+  msg: string;
+  job?: string;
+  name?: string;
+  informer?: string;
+  error?: string;
+  [field: string]: unknown;
+}
+
+/**
  * The operator's JSON log entries so far (lines that are not JSON are skipped). Waits a moment
  * first: the tests' kubectl calls are synchronous and block the event loop, so what the operator
  * wrote meanwhile may still sit unread in its stderr pipe.
  */
-export async function logEntries(op: OperatorProcess): Promise<Record<string, any>[]> {
+export async function logEntries(op: OperatorProcess): Promise<LogEntry[]> {
   await new Promise((r) => setTimeout(r, 250));
   return op
     .output()
@@ -114,7 +131,7 @@ export async function logEntries(op: OperatorProcess): Promise<Record<string, an
     .filter((l) => l.startsWith('{'))
     .flatMap((l) => {
       try {
-        return [JSON.parse(l) as Record<string, any>];
+        return [JSON.parse(l) as LogEntry];
       } catch {
         return [];
       }
@@ -127,8 +144,8 @@ export async function metricValue(op: OperatorProcess, name: string, labels: Rec
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((p) => [p[1], p[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
+    const have = new Map([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((p) => [p[1], p[2]]));
+    if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) return Number(m[3]);
   }
   return undefined;
 }
@@ -138,6 +155,11 @@ export function restClient(t: { after(fn: () => unknown): void }, kubeconfig: st
   const rest = new RestClient(loadKubeConfig(kubeconfig), { userAgent: 'echoperator-fault-tests' });
   t.after(() => rest.close());
   return rest;
+}
+
+/** The items of the collection at `path` (a GET through the RestClient), as the API-server type the caller names. */
+export async function restItems<T>(rest: RestClient, path: string, opts: RequestOpts = {}): Promise<T[]> {
+  return (await rest.request<KubeList<T>>('GET', path, opts)).items;
 }
 
 /** Runs fn over items, at most `width` at a time. */
@@ -154,14 +176,14 @@ export async function pool<T>(items: T[], width: number, fn: (item: T, index: nu
 }
 
 /** Jobs that are not being deleted, grouped by the Echo that owns them (by owner uid). */
-export function liveJobsByOwner(jobs: any[]): Map<string, any[]> {
-  const byOwner = new Map<string, any[]>();
+export function liveJobsByOwner(jobs: V1Job[]): Map<string, V1Job[]> {
+  const byOwner = new Map<string, V1Job[]>();
   for (const job of jobs) {
-    if (job.metadata.deletionTimestamp) continue;
-    const owner = job.metadata.ownerReferences?.find((r: any) => r.controller)?.uid ?? '(none)';
+    if (job.metadata!.deletionTimestamp) continue;
+    const owner = job.metadata!.ownerReferences?.find((r) => r.controller)?.uid ?? '(none)';
     byOwner.set(owner, [...(byOwner.get(owner) ?? []), job]);
   }
   return byOwner;
 }
 
-export const messageOf = (job: any): string => job.spec.template.spec.containers[0].command[2];
+export const messageOf = (job: V1Job): string | undefined => job.spec!.template.spec!.containers[0]!.command![2];

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
+import type { V1Job } from '@kubernetes/client-node';
 import { NO_PODS_ANNOTATIONS } from '../../scripts/controlplane/network.js';
 import { kubectlFor, type Kubectl, type KubectlOptions, type KubectlResult } from '../../scripts/kubectl.js';
 
@@ -29,8 +30,28 @@ export function kubectlOk(args: string[], opts: KubectlOptions = {}): string {
   return own().ok(args, opts);
 }
 
-export function kubectlJson<T = any>(args: string[], opts: KubectlOptions = {}): T {
+/** `kubectl ... -o json`, parsed as the API-server type the caller names (V1Job, Echo, ...). */
+export function kubectlJson<T>(args: string[], opts: KubectlOptions = {}): T {
   return own().json<T>(args, opts);
+}
+
+/**
+ * A list as the API server sends it (`kubectl get <resource> -o json`, a GET of a collection).
+ * Its metadata as on the wire: client-node's V1ListMeta names `continue` `_continue`.
+ */
+export interface KubeList<T> {
+  metadata?: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  items: T[];
+}
+
+/** The items of a list (`kubectl get <resource> -o json`) through `k`, as the API-server type the caller names. */
+export function itemsOf<T>(k: Kubectl, args: string[], opts: KubectlOptions = {}): T[] {
+  return k.json<KubeList<T>>(args, opts).items;
+}
+
+/** itemsOf with the tests' own kubectl. */
+export function listItems<T>(args: string[], opts: KubectlOptions = {}): T[] {
+  return itemsOf<T>(own(), args, opts);
 }
 
 /** A kubeconfig's cluster entry as `kubectl config view -o json` prints it. */
@@ -159,6 +180,20 @@ export function applyHiAndTick(ns: string, schedule: string): void {
 }
 
 /** The Jobs labelled as made for Echo `echo`. */
-export function jobsOf(ns: string, echo: string): any[] {
-  return kubectlJson(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns }).items;
+export function jobsOf(ns: string, echo: string): V1Job[] {
+  return listItems<V1Job>(['get', 'jobs', '-l', `mmontes.io/echo=${echo}`], { namespace: ns });
+}
+
+/**
+ * The condition of `type` in an object's status.conditions: an Echo's, a ScheduledEcho's, a Pod's,
+ * a Flux Kustomization's (undefined when the object, its status or the condition is missing).
+ */
+export function conditionOf<C extends { type: string }>(obj: { status?: { conditions?: C[] } } | undefined, type: string): C | undefined {
+  return obj?.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Waits until Echo `echo` has exactly one Job, and returns it. */
+export async function onlyJobOf(ns: string, echo: string, what = 'the Job'): Promise<V1Job> {
+  const [job] = await eventually(what, () => jobsOf(ns, echo).length === 1 && jobsOf(ns, echo));
+  return job!;
 }

@@ -4,12 +4,13 @@
  * (`kubectl logs`, through the kubelet).
  */
 import type { TestContext } from 'node:test';
+import type { Echo } from '../../src/api/echo.js';
 import { FAILING_JOB_IMAGE } from '../../scripts/controlplane/node/images.js';
 import { eventually, kubectlJson, kubectlOk, testNamespace } from './kube.js';
 import { installCrds, startOperator, waitReady } from './operator.js';
 
-export function getEcho(ns: string, name: string): any {
-  return kubectlJson(['get', 'echo', name], { namespace: ns });
+export function getEcho(ns: string, name: string): Echo {
+  return kubectlJson<Echo>(['get', 'echo', name], { namespace: ns });
 }
 
 export async function operatorFor(t: TestContext, ns: string, env: Record<string, string> = {}): Promise<void> {
@@ -35,11 +36,11 @@ export async function okAndFailingNamespaces(t: TestContext, prefix: string): Pr
  * at once (events-backlog) keeps the job controller from creating other tests' pods for a minute
  * or two. A run itself takes seconds.
  */
-export async function phase(ns: string, name: string, want: string, timeoutMs = 240_000): Promise<any> {
+export async function phase(ns: string, name: string, want: string, timeoutMs = 240_000): Promise<Echo> {
   return eventually(`Echo ${name} ${want}`, () => getEcho(ns, name).status?.phase === want && getEcho(ns, name), timeoutMs);
 }
 
 /** What the pod of the Echo's current run printed, exactly (kubectl logs through the kubelet). */
-export function printed(ns: string, echo: any): string {
-  return kubectlOk(['logs', `job/${echo.status.jobName}`], { namespace: ns });
+export function printed(ns: string, echo: Echo): string {
+  return kubectlOk(['logs', `job/${echo.status!.jobName!}`], { namespace: ns });
 }
