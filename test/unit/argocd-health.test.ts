@@ -7,14 +7,15 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../../src/kube/object.js';
 import { argocdConfigMap, healthLuaPath, KINDS } from '../support/argocd.js';
 
 function docsConfigMaps(): unknown[] {
   const md = readFileSync('docs/gitops.md', 'utf8');
   const blocks = [...md.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
   return blocks
-    .flatMap((b) => parseAllDocuments(b).map((d) => d.toJS()))
-    .filter((o: any) => o?.kind === 'ConfigMap' && o.metadata?.name === 'argocd-cm');
+    .flatMap((b) => parseAllDocuments(b).map((d) => d.toJS() as KubeObject | null))
+    .filter((o) => o?.kind === 'ConfigMap' && o.metadata?.name === 'argocd-cm');
 }
 
 test("docs/gitops.md shows the argocd-cm ConfigMap made of the repository's health.lua files, word for word", () => {

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Controller, generationChangedOrDeleted, type ReconcileContext } from '../../src/runtime/controller/index.js';
 import type { EventHandler } from '../../src/runtime/controller/sources.js';
 import { ItemExponentialFailureRateLimiter, LOW_PRIORITY } from '../../src/runtime/workqueue/index.js';
+import type { KubeObject } from '../../src/kube/object.js';
 
 class Source<T> {
   handlers: EventHandler<T>[] = [];
@@ -16,7 +17,7 @@ const obj = (name: string, generation: number, extra: object = {}) => ({ metadat
 
 describe('Controller', () => {
   it('with generationChangedOrDeleted, enqueues adds, deletes and generation changes of the primary, not status-only updates', () => {
-    const src = new Source<any>();
+    const src = new Source<KubeObject>();
     const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchPrimary(src, generationChangedOrDeleted);
     const h = src.handlers[0]!;
     h.onUpdate!(obj('a', 1), obj('a', 1, { resourceVersion: '2' }));
@@ -132,7 +133,7 @@ describe('Controller', () => {
   });
 
   it('maps owned objects to their controller owner of the right kind', () => {
-    const src = new Source<any>();
+    const src = new Source<KubeObject>();
     const c = new Controller({ name: 't', workers: 1 }, { reconcile: async () => undefined }).watchOwned(src, {
       group: 'mmontes.io',
       kind: 'Echo',

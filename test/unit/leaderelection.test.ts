@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
+import type { V1Lease } from '@kubernetes/client-node';
 import { restLeaseApi } from '../../src/kube/coordination.js';
 import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import {
@@ -470,12 +471,12 @@ function leaseLockOn(t: { after(fn: () => unknown): void }, server: Server, time
 
 describe('KubeLeaseLock', () => {
   test('speaks coordination.k8s.io/v1 with MicroTime, 404 and 409 mapping, and keeps metadata', async (t) => {
-    let stored: any;
-    const requests: Array<{ method: string; body: any }> = [];
+    let stored: V1Lease | undefined;
+    const requests: Array<{ method: string; body: V1Lease | undefined }> = [];
     const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
       let raw = '';
       for await (const chunk of req) raw += chunk;
-      const body = raw ? JSON.parse(raw) : undefined;
+      const body = raw ? (JSON.parse(raw) as V1Lease) : undefined;
       requests.push({ method: req.method!, body });
       const reply = (code: number, obj: unknown) => {
         res.writeHead(code, { 'content-type': 'application/json' });
@@ -487,12 +488,12 @@ describe('KubeLeaseLock', () => {
       }
       if (req.url?.startsWith('/apis/coordination.k8s.io/v1/namespaces/ns/leases') && req.method === 'POST') {
         if (stored) return status(409, 'AlreadyExists');
-        stored = { ...body, metadata: { ...body.metadata, resourceVersion: '1', labels: { team: 'x' } } };
+        stored = { ...body, metadata: { ...body!.metadata, resourceVersion: '1', labels: { team: 'x' } } };
         return reply(201, stored);
       }
       if (req.url?.startsWith('/apis/coordination.k8s.io/v1/namespaces/ns/leases/lease1') && req.method === 'PUT') {
-        if (body.metadata.resourceVersion !== stored.metadata.resourceVersion) return status(409, 'Conflict');
-        stored = { ...body, metadata: { ...body.metadata, resourceVersion: String(Number(body.metadata.resourceVersion) + 1) } };
+        if (body!.metadata!.resourceVersion !== stored!.metadata!.resourceVersion) return status(409, 'Conflict');
+        stored = { ...body, metadata: { ...body!.metadata, resourceVersion: String(Number(body!.metadata!.resourceVersion) + 1) } };
         return reply(200, stored);
       }
       status(400, 'BadRequest');
@@ -517,9 +518,10 @@ describe('KubeLeaseLock', () => {
     const created = await lock.create(record);
     assert.equal(created.resourceVersion, '1');
     assert.deepEqual(created.record, record);
-    const sent = requests.at(-1)!.body;
-    assert.equal(sent.spec.renewTime, '2030-01-01T00:00:00.123000Z', 'six fractional digits, as MicroTime requires');
-    assert.equal(sent.spec.leaseTransitions, 0);
+    // MicroTime as on the wire: RFC 3339 text, whatever client-node's type (a Date) says.
+    const sent = requests.at(-1)!.body!;
+    assert.equal(sent.spec!.renewTime, '2030-01-01T00:00:00.123000Z', 'six fractional digits, as MicroTime requires');
+    assert.equal(sent.spec!.leaseTransitions, 0);
 
     await assert.rejects(lock.create(record), LeaseConflictError);
 
@@ -527,7 +529,7 @@ describe('KubeLeaseLock', () => {
     assert.equal(read?.record.holderIdentity, 'a');
     const updated = await lock.update({ ...record, renewTime: '2030-01-01T00:00:02.000000Z' }, read.resourceVersion);
     assert.equal(updated.resourceVersion, '2');
-    assert.deepEqual(requests.at(-1)!.body.metadata.labels, { team: 'x' }, 'labels survive the replace');
+    assert.deepEqual(requests.at(-1)!.body!.metadata!.labels, { team: 'x' }, 'labels survive the replace');
 
     await assert.rejects(lock.update(record, '1'), LeaseConflictError, 'a stale resourceVersion is a conflict');
   });

@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
+import type { V1SubjectAccessReview } from '@kubernetes/client-node';
 import { describe, it } from 'node:test';
 import { ApiError } from '../../src/kube/errors.js';
 import type { RequestOpts } from '../../src/kube/rest.js';
@@ -17,7 +18,7 @@ import { FakeClock } from '../../src/runtime/testing/clock.js';
 interface Call {
   method: string;
   path: string;
-  body: any;
+  body: unknown;
   timeoutMs?: number;
 }
 
@@ -92,7 +93,7 @@ describe('metrics access: TokenReview then SubjectAccessReview', () => {
       ['POST /apis/authentication.k8s.io/v1/tokenreviews', 'POST /apis/authorization.k8s.io/v1/subjectaccessreviews'],
     );
     assert.deepEqual(api.calls[0]!.body, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'token-reader' } });
-    assert.deepEqual(api.calls[1]!.body.spec, {
+    assert.deepEqual((api.calls[1]!.body as V1SubjectAccessReview).spec, {
       user: 'system:serviceaccount:monitoring:prometheus',
       uid: 'uid-system:serviceaccount:monitoring:prometheus',
       groups: ['g'],
