@@ -29,17 +29,4 @@ export default defineConfig(
       '@typescript-eslint/require-await': 'off',
     },
   },
-  {
-    // Tests read API-server JSON as `any` to assert on whichever fields each one checks, so the
-    // rules against `any` apply to the code under test only.
-    files: ['test/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-explicit-any': 'off',
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
-    },
-  },
 );
