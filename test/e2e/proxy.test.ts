@@ -21,6 +21,7 @@ import { networkInterfaces } from 'node:os';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectProxy, forwarder, type ConnectProxy } from '../support/connectproxy.js';
+import { get, type Reply } from '../support/http.js';
 import { logEntries, type LogEntry } from '../support/faults.js';
 import { applyEcho, eventually, jobsOf, kubeconfig, kubectlOk, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
@@ -170,10 +171,9 @@ test(
     const bound = 5;
     const standby = await operator(t, ns, kc, { ...haReplicaEnv(ns, 'standby'), API_UNREACHABLE_TIMEOUT_SECONDS: String(bound) });
     await reconciled(ns, 'before');
-    const healthz = async (path = '/healthz'): Promise<{ status: number; body: string }> => {
-      const res = await fetch(`http://127.0.0.1:${standby.healthPort}${path}`);
-      return { status: res.status, body: await res.text() };
-    };
+    // A connection of its own per probe, as the kubelet's: a pooled one the server had just closed
+    // as idle failed a loaded run with "other side closed".
+    const healthz = (path = '/healthz'): Promise<Reply> => get(standby.healthPort, path, { fresh: true });
     assert.equal((await healthz()).status, 200);
 
     proxy.silence(true);
