@@ -49,8 +49,11 @@ const YEAR_MS = 365 * 24 * 3600 * 1000;
 function makeCert(spec: CertSpec): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(spec.keys.publicPem);
-  // A positive serial: the high bit of the first byte cleared.
-  cert.serialNumber = '0' + randomBytes(16).toString('hex').slice(1);
+  // A positive DER INTEGER in its minimal form, as Go's x509 demands ("malformed serial number"
+  // otherwise): the first byte 0x40-0x7f, so neither a sign bit nor a leading zero byte.
+  const serial = randomBytes(16);
+  serial[0] = 0x40 | (serial[0]! & 0x3f);
+  cert.serialNumber = serial.toString('hex');
   const now = Date.now();
   cert.validity.notBefore = new Date(now - 60_000);
   cert.validity.notAfter = new Date(now + YEAR_MS);
