@@ -22,12 +22,11 @@ import { ReadYourWrites, type KubeObject, type ObjectCache } from '../runtime/ca
 import { realClock, type Clock } from '../runtime/clock.js';
 import {
   Controller,
+  declaredCaches,
   nopControllerMetrics,
   ownerOf,
-  sameType,
   type RunnableController,
   type ControllerMetrics,
-  type DeclaredCaches,
   type OwnedType,
 } from '../runtime/controller/index.js';
 import { nopEventRecorder, type EventRecorder } from '../runtime/events.js';
@@ -131,18 +130,11 @@ export class Manager {
       const primary = this.cacheFor(declaration.primary, { transform: declaration.primaryTransform });
       const owned = declaration.owned.map((o) => ({ ...o, cache: this.cacheFor(o.type, o, true) }));
       const watched = declaration.watched.map((w) => ({ ...w, cache: this.cacheFor(w.type, w, true) }));
-      const lookup = (role: string, declared: { type: ResourceType; cache: ObjectCache<KubeObject> }[]) => {
-        return <T extends KubeObject>(type: ResourceType<T>): ObjectCache<T> => {
-          const found = declared.find((d) => sameType(d.type, type));
-          if (!found) throw new Error(`controller ${declaration.name} reads ${type.kind}, which it does not ${role}`);
-          return typed(type, found.cache);
-        };
-      };
-      const caches: DeclaredCaches = {
-        primary: lookup('reconcile', [{ type: declaration.primary, cache: readYourWrites(primary) }]),
-        owned: lookup('own', owned),
-        watched: lookup('watch', watched),
-      };
+      const caches = declaredCaches(declaration.name, {
+        primary: { type: declaration.primary, cache: readYourWrites(primary) },
+        owned,
+        watched,
+      });
       const reconciler = declaration.reconciler({ caches, client, events });
       const controller = new Controller({ ...common, name: declaration.name }, reconciler);
       controller.watchPrimary(primary, declaration.primaryPredicate);
@@ -364,10 +356,6 @@ export class Manager {
  * The cache of `type` as the objects it holds are typed: an informer of a type caches only what
  * the API serves for that type (the declaration's signatures tie each type to its transform).
  */
-function typed<T extends KubeObject>(_type: ResourceType<T>, cache: ObjectCache<KubeObject>): ObjectCache<T> {
-  return cache as ObjectCache<T>;
-}
-
 /**
  * A reconciler's view of a primary resource's cache: reads never older than our own writes. A
  * written object is remembered as the cache would hold it (the cache's transform applied to a

@@ -6,3 +6,4 @@ export * from './builder.js';
 export * from './terminal.js';
 export * from './declaration.js';
 export * from './predicates.js';
+export * from './caches.js';

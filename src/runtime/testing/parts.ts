@@ -8,7 +8,7 @@
  */
 import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resources.js';
-import type { ObjectCache } from '../cache/objectcache.js';
+import { declaredCaches } from '../controller/caches.js';
 import type { ControllerSpec, ManagerParts } from '../controller/declaration.js';
 import { stripForCache } from '../informer/informer.js';
 import { FakeCache } from './cache.js';
@@ -41,18 +41,11 @@ export function fakeManagerParts(spec: ControllerSpec, client: FakeClient): Fake
   const primary = cacheOf({ type: spec.primary, transform: spec.primaryTransform }, true);
   const owned = spec.owned.map((o) => cacheOf(o, false));
   const watched = spec.watched.map((w) => cacheOf(w, false));
-  const lookup = (role: string, declared: { type: ResourceType; cache: ObjectCache<KubeObject> }[]) => {
-    return <T extends KubeObject>(type: ResourceType<T>): ObjectCache<T> => {
-      const found = declared.find((d) => d.type.group === type.group && d.type.resource === type.resource);
-      if (!found) throw new Error(`controller ${spec.name} reads ${type.kind}, which it does not ${role}`);
-      return found.cache as unknown as ObjectCache<T>;
-    };
-  };
   return {
     parts: {
       client,
       events,
-      caches: { primary: lookup('reconcile', [primary]), owned: lookup('own', owned), watched: lookup('watch', watched) },
+      caches: declaredCaches(spec.name, { primary, owned, watched }),
     },
     events,
     sync: () => {
