@@ -89,17 +89,20 @@ export async function waitForApi(
   let lastProblem = '';
   for (;;) {
     try {
-      if (options.minimumKubernetes) {
-        const info = await rest.request<ServerVersion>('GET', '/version', { signal, timeoutMs: 10_000 });
-        checkServerVersion(info, options.minimumKubernetes, rest.server);
-      }
-      const missing: string[] = [];
-      for (const [apiVersion, wanted] of byApi) {
+      // One round trip, not one per request: the version and each group's discovery at once.
+      const version = options.minimumKubernetes ? rest.request<ServerVersion>('GET', '/version', { signal, timeoutMs: 10_000 }) : undefined;
+      const served = [...byApi].map(async ([apiVersion, wanted]) => {
         const path = wanted[0]!.group ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
         const list = await rest.request<{ resources?: { name: string }[] }>('GET', path, { signal, timeoutMs: 10_000 });
-        const served = new Set((list.resources ?? []).map((r) => r.name));
-        missing.push(...wanted.filter((k) => !served.has(k.resource)).map(crdNameOf));
-      }
+        const names = new Set((list.resources ?? []).map((r) => r.name));
+        return wanted.filter((k) => !names.has(k.resource)).map(crdNameOf);
+      });
+      // Settled, not raced: an old server is said before anything else it answered.
+      const [info, missingByApi] = await Promise.allSettled([version, Promise.all(served)]);
+      if (info.status === 'rejected') throw info.reason;
+      if (info.value) checkServerVersion(info.value, options.minimumKubernetes!, rest.server);
+      if (missingByApi.status === 'rejected') throw missingByApi.reason;
+      const missing = missingByApi.value.flat();
       if (missing.length === 0) {
         if (lastProblem) log.info('API server reachable and CRDs installed; starting');
         return;

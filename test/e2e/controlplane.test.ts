@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { VersionInfo } from '@kubernetes/client-node';
 import { kubernetesVersion } from '../../scripts/controlplane/assets.js';
@@ -13,6 +14,7 @@ import { kubectlFor } from '../../scripts/kubectl.js';
 import { installCrds } from '../support/operator.js';
 import { currentKubeconfig, kubectl, kubectlOk, onLocalControlPlane, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
+import { scratchDir } from '../support/scratch.js';
 
 test('a CRD is applied and a custom resource is created and read back through kubectl', (t) => {
   installCrds();
@@ -107,7 +109,8 @@ function alive(pid: number): boolean {
 
 function tokenKubeconfig(token: string): string {
   const { cluster } = currentKubeconfig();
-  const path = `${process.env.TMPDIR ?? '/tmp'}/sa-kubeconfig-${process.pid}-${Date.now()}`;
+  // A token is a secret: its kubeconfig goes with this file's tests.
+  const path = join(scratchDir('sa-kubeconfig'), 'kubeconfig');
   const yaml = JSON.stringify({
     apiVersion: 'v1',
     kind: 'Config',

@@ -4,11 +4,11 @@
  * kind, plural) are written once, in src/api, and derived everywhere else.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { scratchDir } from '../support/scratch.js';
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -115,7 +115,7 @@ test('the cycle check finds a cycle through several files, and through a dynamic
     importCycles(Object.keys(graph), (f) => graph[f]!),
     ['a -> b -> c -> a', 'e -> e'],
   );
-  const dir = mkdtempSync(join(tmpdir(), 'cycles-'));
+  const dir = scratchDir('cycles');
   writeFileSync(join(dir, 'x.ts'), "import type { Y } from './y.js';\nexport type X = Y;\n");
   writeFileSync(join(dir, 'y.ts'), "export type Y = string;\nexport const load = () => import('./x.js');\n");
   const local = (f: string): string[] => allImportsOf(f).flatMap((s) => resolveImport(f, s) ?? []);

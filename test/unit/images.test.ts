@@ -4,8 +4,7 @@
  * local image takes from it, and that the synthesized Deployment's command runs in it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
@@ -21,6 +20,7 @@ import {
   operatorImageSpec,
   withParents,
 } from '../../scripts/controlplane/node/images.js';
+import { scratchDir } from '../support/scratch.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DOCKERFILE = join(ROOT, 'Dockerfile');
@@ -85,7 +85,7 @@ test('a final stage the local builder cannot reproduce is an error, not silently
   assert.throws(() => parseFinalStage(`${base}RUN echo hi\n`), /final stage has RUN/);
   assert.throws(() => parseFinalStage(`${base}VOLUME /data\n`), /final stage has VOLUME/);
   assert.throws(() => parseFinalStage(`${base}COPY local.txt /app/\n`), /may only COPY --from/);
-  const dir = mkdtempSync(join(tmpdir(), 'dockerfile-'));
+  const dir = scratchDir('dockerfile');
   const other = join(dir, 'Dockerfile');
   writeFileSync(other, `${base}COPY --from=build /src/other.js /app/other.js\nENTRYPOINT ["node"]\n`);
   assert.throws(
@@ -95,7 +95,7 @@ test('a final stage the local builder cannot reproduce is an error, not silently
 });
 
 test("the local image's Node is the Dockerfile base's major; a base with no local stand-in is an error naming it", () => {
-  const dir = mkdtempSync(join(tmpdir(), 'dockerfile-'));
+  const dir = scratchDir('dockerfile');
   const dockerfile = (major: string): string => {
     const path = join(dir, `Dockerfile.${major}`);
     writeFileSync(
@@ -114,7 +114,7 @@ test("the local image's Node is the Dockerfile base's major; a base with no loca
  * nothing installed; test/e2e/images.test.ts builds the image from the real one.
  */
 function standInBusybox(applets: string[]): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'busybox-')), 'busybox');
+  const path = join(scratchDir('busybox'), 'busybox');
   writeFileSync(path, `#!/bin/sh\nprintf '%s\\n' ${applets.join(' ')}\n`, { mode: 0o755 });
   return path;
 }
@@ -144,7 +144,7 @@ test('a busybox without printf, or none at all, is an error naming the binary', 
     () => busyboxImageSpec(noPrintf),
     (err: Error) => err.message.includes(`${noPrintf} has no printf applet`),
   );
-  const missing = join(tmpdir(), 'no-such-busybox');
+  const missing = join(scratchDir('no-busybox'), 'busybox');
   assert.throws(
     () => busyboxImageSpec(missing),
     (err: Error) => err.message.includes(`${missing} has no printf applet`),

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { KubectlError, kubectlFor } from '../../scripts/kubectl.js';
+import { scratchDir } from '../support/scratch.js';
 
 /** A folder holding a `kubectl` that prints its arguments and stdin as JSON, fails when asked to `fail`, and hangs when asked to `hang`. */
 function standInKubectl(): string {
@@ -69,7 +70,7 @@ test('a kubectl that outlives its deadline is killed and is an error, sync and a
 });
 
 test('no kubectl on PATH: the error says to install it', async () => {
-  const env = { PATH: mkdtempSync(join(tmpdir(), 'empty-path-')) };
+  const env = { PATH: scratchDir('empty-path') };
   const k = kubectlFor('/tmp/example.kubeconfig');
   assert.throws(() => k.ok(['version'], { env }), /could not run kubectl: .*install kubectl and put it on PATH/);
   await assert.rejects(k.okAsync(['version'], { env }), /could not run kubectl: .*install kubectl and put it on PATH/);
