@@ -43,6 +43,26 @@ export async function contestants(env: BenchEnv): Promise<[Contestant, Contestan
   ];
 }
 
+/**
+ * Another build of our operator in the peer's place (BASELINE_CMD, a JSON argv like
+ * ECHOPERATOR_CMD, e.g. an earlier commit's bundle), so a change is measured against the code it
+ * changes in one run, in alternating rounds; undefined when BASELINE_CMD is unset.
+ */
+export function baseline(env: BenchEnv): Contestant | undefined {
+  const json = process.env.BASELINE_CMD;
+  if (!json) return undefined;
+  const argv = JSON.parse(json) as unknown;
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
+    throw new Error(`BASELINE_CMD must be a JSON array of strings, e.g. '["node","/old/dist/bundle/echoperator.js"]'; got ${json}`);
+  }
+  return {
+    name: 'baseline',
+    env: { ...env, operator: { argv, kind: 'custom', describe: `BASELINE_CMD=${argv.join(' ')}` } },
+    // Runs never overlap and each has its own namespace, so the same product name counts only its own writes.
+    userAgent: 'echoperator/',
+  };
+}
+
 /** Round r's order: as given in even rounds (ours first), reversed in odd ones (the peer first). */
 export function inTurn<T>(list: readonly T[], round: number): T[] {
   return round % 2 === 0 ? [...list] : [...list].reverse();

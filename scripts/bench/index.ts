@@ -55,7 +55,10 @@ Options:
   --docs PATH         write to PATH instead of docs/benchmarks.md
 
 The operator runs from dist/bundle/echoperator.js when it exists and is newer than src/, else
-from a temporary esbuild bundle of src/; ECHOPERATOR_CMD='["node","x.js"]' overrides. Ctrl-C kills the operators and deletes the namespaces.`;
+from a temporary esbuild bundle of src/; ECHOPERATOR_CMD='["node","x.js"]' overrides.
+BASELINE_CMD='["node","/old/dist/bundle/echoperator.js"]' puts that build of ours in the peer's place in
+\`peers\` (its own section, "Against a baseline build of ours"), to measure a change against the code it changes.
+Ctrl-C kills the operators and deletes the namespaces.`;
 
 interface Options {
   benchmarks: Benchmark[];

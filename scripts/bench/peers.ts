@@ -38,7 +38,7 @@ import {
   type BenchEnv,
   type OperatorHandle,
 } from './common.js';
-import { contestants, inTurn, type Contestant } from './contestants.js';
+import { baseline, contestants, inTurn, type Contestant } from './contestants.js';
 import { settle } from './memory.js';
 import { loadLine, machine, provenance, type Section } from './report.js';
 import { awaitDone } from './throughput.js';
@@ -257,7 +257,10 @@ const writesRow = (what: string, rs: Rounds, window: Window): string[] => {
 export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[]> {
   const m = machine(env);
   const load = loadLine();
-  const pair = await contestants(env);
+  const against = baseline(env);
+  const pair: [Contestant, Contestant] = against
+    ? [{ name: 'echoperator', env, userAgent: 'echoperator/' }, against]
+    : await contestants(env);
   const [ours, peer] = pair;
   log(`peers: ${ours.env.operator.describe} vs ${peer.env.operator.describe}, NUM_WORKERS=${opts.workers}, ${opts.rounds} rounds`);
   const rows: string[][] = [];
@@ -315,7 +318,7 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
     rows.push(writesRow(`backlog ${n}: writes until done (audit log, last round)`, rs, done));
     rows.push(writesRow(`backlog ${n}: writes until settled (audit log, last round)`, rs, settled));
     details.push(
-      `backlog ${n}, per round (ours / peer): ${rs.map((r, k) => `${k + 1}: ${secs(r.ours.ms)} / ${secs(r.peer.ms)}`).join('; ')}`,
+      `backlog ${n}, per round (ours / ${peer.name}): ${rs.map((r, k) => `${k + 1}: ${secs(r.ours.ms)} / ${secs(r.peer.ms)}`).join('; ')}`,
     );
   }
 
@@ -348,6 +351,7 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
     }
   }
 
+  if (against) return [baselineSection(env, m, load, ours, against, opts, rows, details)];
   return [
     {
       id: 'peers',
@@ -373,4 +377,38 @@ ${table(['measure', 'echoperator', 'controller-runtime', 'ours / peer', 'Events 
 ${details.join('\n\n')}`,
     },
   ];
+}
+
+/**
+ * The same measurements against a baseline build of ours (BASELINE_CMD): its own section
+ * (bench:peers:baseline), without the peer's goals, which are not this comparison's.
+ */
+function baselineSection(
+  env: BenchEnv,
+  m: ReturnType<typeof machine>,
+  load: string,
+  ours: Contestant,
+  against: Contestant,
+  opts: PeersOptions,
+  rows: string[][],
+  details: string[],
+): Section {
+  const withoutGoals = rows.map((r) => r.slice(0, 5));
+  return {
+    id: 'peers:baseline',
+    markdown: `## Against a baseline build of ours
+
+${provenance(env, m, `Baseline: ${against.env.operator.describe}. NUM_WORKERS=${opts.workers} for both. ${opts.rounds} rounds, alternating which runs first. `, load)}
+Load average at the end: ${loadLine()}.
+
+\`npm run bench -- peers\` with BASELINE_CMD set: the peers measurements (above), with another build of
+echoperator in the peer's place, so a change is read against the code it changes within one run
+rather than across runs. Values are medians over the rounds; **ours / baseline** is the median of
+the per-round ratios (min .. max); a ratio whose range holds 1.0 is a change within the rounds' spread.
+Operator: ${ours.env.operator.describe}.
+
+${table(['measure', 'echoperator', 'baseline', 'ours / baseline', 'Events per Echo, ours / baseline'], withoutGoals)}
+
+${details.join('\n\n')}`,
+  };
 }
