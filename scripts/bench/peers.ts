@@ -162,7 +162,7 @@ async function liveRun(c: Contestant, opts: PeersOptions): Promise<Run> {
     };
     await tracker.stop();
     log(
-      `  ${c.name.padEnd(18)} live N=${n} at ${opts.livePerSecond}/s: ${secs(run.ms)}, POST -> status p50/p99 ${lat(run.toStatus!)}, CPU operator ${run.operatorCpu.toFixed(2)} s, kube-apiserver ${run.apiserverCpu.toFixed(2)} s`,
+      `  ${c.name.padEnd(18)} live N=${n} at ${opts.livePerSecond}/s: ${secs(run.ms)}, POST -> status p50/p99 ${lat(run.toStatus!)}, CPU operator ${run.operatorCpu.toFixed(2)} s, kube-apiserver ${run.apiserverCpu.toFixed(2)} s; writes ${formatWrites(run.writes)}`,
     );
     return run;
   } finally {
@@ -333,6 +333,7 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
   ];
   const liveWindow: Window = { writes: (r) => r.writes, echos: opts.liveN };
   for (const [what, f, fmt, goal] of liveRows) rows.push(row(`${liveWhat}: ${what}`, live, f, fmt, goal, liveWindow));
+  rows.push(writesRow(`${liveWhat}: writes (audit log, last round)`, live, liveWindow));
 
   for (const k of opts.memorySizes) {
     const ns = await createNamespace(env, 'bench-peer-memory');
@@ -351,7 +352,7 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
     }
   }
 
-  if (against) return [baselineSection(env, m, load, ours, against, opts, rows, details)];
+  if (against) return [baselineSection(env, m, load, against, opts, rows, details)];
   return [
     {
       id: 'peers',
@@ -387,7 +388,6 @@ function baselineSection(
   env: BenchEnv,
   m: ReturnType<typeof machine>,
   load: string,
-  ours: Contestant,
   against: Contestant,
   opts: PeersOptions,
   rows: string[][],
@@ -405,7 +405,6 @@ Load average at the end: ${loadLine()}.
 echoperator in the peer's place, so a change is read against the code it changes within one run
 rather than across runs. Values are medians over the rounds; **ours / baseline** is the median of
 the per-round ratios (min .. max); a ratio whose range holds 1.0 is a change within the rounds' spread.
-Operator: ${ours.env.operator.describe}.
 
 ${table(['measure', 'echoperator', 'baseline', 'ours / baseline', 'Events per Echo, ours / baseline'], withoutGoals)}
 
