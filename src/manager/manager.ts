@@ -353,10 +353,6 @@ export class Manager {
 }
 
 /**
- * The cache of `type` as the objects it holds are typed: an informer of a type caches only what
- * the API serves for that type (the declaration's signatures tie each type to its transform).
- */
-/**
  * A reconciler's view of a primary resource's cache: reads never older than our own writes. A
  * written object is remembered as the cache would hold it (the cache's transform applied to a
  * shallow copy: the writer keeps its object whole), so what a write returned (all of an

@@ -83,6 +83,7 @@ export async function waitForApi(
   options: WaitForApiOptions = {},
 ): Promise<void> {
   const onProblem = options.onProblem ?? (() => undefined);
+  const minimum = options.minimumKubernetes;
   const backoff = new Backoff({ clock });
   const byApi = new Map<string, ResourceType[]>();
   for (const k of kinds) byApi.set(apiVersionOf(k), [...(byApi.get(apiVersionOf(k)) ?? []), k]);
@@ -90,7 +91,7 @@ export async function waitForApi(
   for (;;) {
     try {
       // One round trip, not one per request: the version and each group's discovery at once.
-      const version = options.minimumKubernetes ? rest.request<ServerVersion>('GET', '/version', { signal, timeoutMs: 10_000 }) : undefined;
+      const version = minimum ? rest.request<ServerVersion>('GET', '/version', { signal, timeoutMs: 10_000 }) : undefined;
       const served = [...byApi].map(async ([apiVersion, wanted]) => {
         const path = wanted[0]!.group ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
         const list = await rest.request<{ resources?: { name: string }[] }>('GET', path, { signal, timeoutMs: 10_000 });
@@ -100,7 +101,7 @@ export async function waitForApi(
       // Settled, not raced: an old server is said before anything else it answered.
       const [info, missingByApi] = await Promise.allSettled([version, Promise.all(served)]);
       if (info.status === 'rejected') throw info.reason;
-      if (info.value) checkServerVersion(info.value, options.minimumKubernetes!, rest.server);
+      if (info.value && minimum) checkServerVersion(info.value, minimum, rest.server);
       if (missingByApi.status === 'rejected') throw missingByApi.reason;
       const missing = missingByApi.value.flat();
       if (missing.length === 0) {
