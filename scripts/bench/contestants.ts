@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { commandFromEnv } from '../command-env.js';
 import { ensureOwnGoBinaries } from '../controlplane/assets.js';
 import { log, type BenchEnv, type OperatorCommand } from './common.js';
 
@@ -35,12 +36,14 @@ export async function peerCommand(): Promise<OperatorCommand> {
   return { argv: [binary!], kind: 'custom', describe: `controller-runtime ${peerVersion()} peer (scripts/bench/peer)` };
 }
 
+/** Our operator, as the bench environment runs it. */
+export function ours(env: BenchEnv): Contestant {
+  return { name: 'echoperator', env, userAgent: 'echoperator/' };
+}
+
 /** Ours first, then the peer; callers alternate the order per round. */
 export async function contestants(env: BenchEnv): Promise<[Contestant, Contestant]> {
-  return [
-    { name: 'echoperator', env, userAgent: 'echoperator/' },
-    { name: 'controller-runtime', env: { ...env, operator: await peerCommand() }, userAgent: 'echoperator-peer/' },
-  ];
+  return [ours(env), { name: 'controller-runtime', env: { ...env, operator: await peerCommand() }, userAgent: 'echoperator-peer/' }];
 }
 
 /**
@@ -49,12 +52,8 @@ export async function contestants(env: BenchEnv): Promise<[Contestant, Contestan
  * changes in one run, in alternating rounds; undefined when BASELINE_CMD is unset.
  */
 export function baseline(env: BenchEnv): Contestant | undefined {
-  const json = process.env.BASELINE_CMD;
-  if (!json) return undefined;
-  const argv = JSON.parse(json) as unknown;
-  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
-    throw new Error(`BASELINE_CMD must be a JSON array of strings, e.g. '["node","/old/dist/bundle/echoperator.js"]'; got ${json}`);
-  }
+  const argv = commandFromEnv('BASELINE_CMD');
+  if (!argv) return undefined;
   return {
     name: 'baseline',
     env: { ...env, operator: { argv, kind: 'custom', describe: `BASELINE_CMD=${argv.join(' ')}` } },

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { RestClient } from '../../src/kube/rest.js';
+import { commandFromEnv } from '../command-env.js';
 import { acquireControlPlane, type ControlPlaneLease } from '../controlplane/session.js';
 import { readState } from '../controlplane/cluster.js';
 import { onCleanup } from './cleanup.js';
@@ -42,11 +43,8 @@ export const BUNDLE_PATH = 'dist/bundle/echoperator.js';
  * and not inflated by tsx (~90 MB and seconds of start-up); `fromSource` runs src/ through tsx.
  */
 export async function operatorCommand(opts: { fromSource?: boolean } = {}): Promise<OperatorCommand> {
-  const custom = process.env.ECHOPERATOR_CMD;
-  if (custom) {
-    const argv = JSON.parse(custom) as string[];
-    return { argv, kind: 'custom', describe: `ECHOPERATOR_CMD=${argv.join(' ')}` };
-  }
+  const argv = commandFromEnv('ECHOPERATOR_CMD');
+  if (argv) return { argv, kind: 'custom', describe: `ECHOPERATOR_CMD=${argv.join(' ')}` };
   if (opts.fromSource) return sourceCommand();
   if (existsSync(BUNDLE_PATH)) {
     const stale = newerSources(statSync(BUNDLE_PATH).mtimeMs);

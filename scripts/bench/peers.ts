@@ -38,7 +38,7 @@ import {
   type BenchEnv,
   type OperatorHandle,
 } from './common.js';
-import { baseline, contestants, inTurn, type Contestant } from './contestants.js';
+import { baseline, contestants, inTurn, ours, type Contestant } from './contestants.js';
 import { settle } from './memory.js';
 import { loadLine, machine, provenance, type Section } from './report.js';
 import { awaitDone } from './throughput.js';
@@ -258,11 +258,9 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
   const m = machine(env);
   const load = loadLine();
   const against = baseline(env);
-  const pair: [Contestant, Contestant] = against
-    ? [{ name: 'echoperator', env, userAgent: 'echoperator/' }, against]
-    : await contestants(env);
-  const [ours, peer] = pair;
-  log(`peers: ${ours.env.operator.describe} vs ${peer.env.operator.describe}, NUM_WORKERS=${opts.workers}, ${opts.rounds} rounds`);
+  const pair: [Contestant, Contestant] = against ? [ours(env), against] : await contestants(env);
+  const [us, peer] = pair;
+  log(`peers: ${us.env.operator.describe} vs ${peer.env.operator.describe}, NUM_WORKERS=${opts.workers}, ${opts.rounds} rounds`);
   const rows: string[][] = [];
   const details: string[] = [];
 

@@ -3,6 +3,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { TestContext } from 'node:test';
+import { commandFromEnv } from '../../scripts/command-env.js';
 import { freePort } from '../../scripts/controlplane/cluster.js';
 import { crdName } from '../../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
@@ -60,8 +61,8 @@ export interface OperatorProcess {
  * swaps in the bundle on Node or Deno, or the single executable, for the same tests.
  */
 export function operatorCommand(): string[] {
-  const custom = process.env.ECHOPERATOR_CMD;
-  if (custom) return JSON.parse(custom) as string[];
+  const custom = commandFromEnv('ECHOPERATOR_CMD');
+  if (custom) return custom;
   // `npm test` builds the bundle once (seconds) instead of every process compiling the sources
   // (seconds each); either runs the same code.
   const bundle = process.env.ECHOPERATOR_TEST_BUNDLE;
