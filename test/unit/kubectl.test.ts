@@ -4,8 +4,7 @@
  * kubectl's message, or say to install kubectl when there is none.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { KubectlError, kubectlFor } from '../../scripts/kubectl.js';
@@ -13,7 +12,7 @@ import { scratchDir } from '../support/scratch.js';
 
 /** A folder holding a `kubectl` that prints its arguments and stdin as JSON, fails when asked to `fail`, and hangs when asked to `hang`. */
 function standInKubectl(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'kubectl-'));
+  const dir = scratchDir('kubectl');
   writeFileSync(
     join(dir, 'kubectl'),
     [
@@ -29,9 +28,8 @@ function standInKubectl(): string {
   return dir;
 }
 
-test('run, ok, json and okAsync pass the kubeconfig and namespace and feed stdin', async (t) => {
+test('run, ok, json and okAsync pass the kubeconfig and namespace and feed stdin', async () => {
   const dir = standInKubectl();
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const env = { PATH: `${dir}:${process.env.PATH}` };
   const k = kubectlFor('/tmp/example.kubeconfig');
   assert.deepEqual(k.json(['get', 'pods'], { namespace: 'team-a', input: 'hello', env }), {
@@ -45,9 +43,8 @@ test('run, ok, json and okAsync pass the kubeconfig and namespace and feed stdin
   });
 });
 
-test('a failing kubectl is a KubectlError naming the command and its message, sync and async', async (t) => {
+test('a failing kubectl is a KubectlError naming the command and its message, sync and async', async () => {
   const dir = standInKubectl();
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const env = { PATH: `${dir}:${process.env.PATH}` };
   const k = kubectlFor('/tmp/example.kubeconfig');
   const expected = (err: unknown): boolean =>
@@ -60,9 +57,8 @@ test('a failing kubectl is a KubectlError naming the command and its message, sy
   assert.equal(k.run(['get', 'fail'], { env }).code, 2);
 });
 
-test('a kubectl that outlives its deadline is killed and is an error, sync and async', async (t) => {
+test('a kubectl that outlives its deadline is killed and is an error, sync and async', async () => {
   const dir = standInKubectl();
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const env = { PATH: `${dir}:${process.env.PATH}` };
   const k = kubectlFor('/tmp/example.kubeconfig', { timeoutMs: 200 });
   assert.throws(() => k.ok(['get', 'hang'], { env }), KubectlError);
