@@ -3,8 +3,8 @@
  * queue, and with WORK_QUEUE_ORDER=fifo: client-go's first-in first-out order) next to the
  * controller-runtime peer (contestants.ts; its priority queue is on by default), each process
  * watching two fresh namespaces, A (the backlog) and B (the user), with the same NUM_WORKERS, on
- * the same control plane without a node (pods stay Pending), in alternating rounds (the order
- * of the three programs reversed every other round).
+ * the same control plane without a node (pods stay Pending), in rounds (the order
+ * of the three programs rotated every round).
  *
  *  - restart: N Echos exist in A when the process is spawned (made by the bench while no operator
  *    runs); the backlog begins at spawn;
@@ -43,7 +43,7 @@ import {
   startOperator,
   sumOf,
   table,
-  waitCpuCalm,
+  waitMachineCalm,
   waitReady,
   withRetry,
   type BenchEnv,
@@ -95,6 +95,8 @@ interface Run {
   reconcilesPerEcho: number;
   cpuDone: number;
   cpuSettled: number;
+  /** API writes (POST, PUT, PATCH, DELETE: Jobs, statuses, Events) per Echo, until settled. */
+  writesPerEcho: number;
   eventsPerEcho: number;
 }
 
@@ -154,6 +156,7 @@ async function fairnessRun(p: Program, mode: Mode, o: FairnessOptions): Promise<
     const echos = n + o.probes;
     if (!(await settle(op, echos, 300_000))) log(`  ${p.name}: warning: did not settle within 5 minutes`);
     const cpuSettled = (processCpuSeconds(op.pid) ?? NaN) - cpu0;
+    const writes = sumOf(await operatorMetrics(op), 'rest_client_requests_total', { method: /^(POST|PUT|PATCH|DELETE)$/ });
     await op.stop('SIGTERM');
     const jobTimes = [...backlog.times.values()].map((t) => t.job ?? NaN);
     const run: Run = {
@@ -165,11 +168,12 @@ async function fairnessRun(p: Program, mode: Mode, o: FairnessOptions): Promise<
       reconcilesPerEcho: sumOf(metrics, 'controller_runtime_reconcile_total', { controller: 'echo' }) / echos,
       cpuDone,
       cpuSettled,
+      writesPerEcho: writes / echos,
       eventsPerEcho: ((await echoEvents(env, a)) + (await echoEvents(env, b))) / echos,
     };
     const lat = run.probes.map((x) => x.latency);
     log(
-      `  ${p.name.padEnd(18)} ${mode} N=${n}: probes p50 ${secs(quantile(lat, 0.5), 3)}, p99 ${secs(quantile(lat, 0.99), 3)}; A's Jobs ${secs(run.backlogJobsMs)}, and statuses ${secs(run.backlogDoneMs)}; reconciles/Echo ${run.reconcilesPerEcho.toFixed(2)}; CPU ${run.cpuDone.toFixed(2)} s (settled ${run.cpuSettled.toFixed(2)} s); Events/Echo ${run.eventsPerEcho.toFixed(2)}`,
+      `  ${p.name.padEnd(18)} ${mode} N=${n}: probes p50 ${secs(quantile(lat, 0.5), 3)}, p99 ${secs(quantile(lat, 0.99), 3)}; A's Jobs ${secs(run.backlogJobsMs)}, and statuses ${secs(run.backlogDoneMs)}; reconciles/Echo ${run.reconcilesPerEcho.toFixed(2)}; CPU ${run.cpuDone.toFixed(2)} s (settled ${run.cpuSettled.toFixed(2)} s); writes/Echo ${run.writesPerEcho.toFixed(2)}; Events/Echo ${run.eventsPerEcho.toFixed(2)}`,
     );
     return run;
   } finally {
@@ -197,6 +201,7 @@ function modeTable(results: Map<string, Run[]>): string {
     ['reconciles per Echo (once every Echo of A and B had its Job and status)', (r) => r.reconcilesPerEcho, (x) => x.toFixed(2)],
     ['operator CPU-seconds until then', (r) => r.cpuDone, (x) => `${x.toFixed(2)} s`],
     ['operator CPU-seconds until settled (queue empty 5 s)', (r) => r.cpuSettled, (x) => `${x.toFixed(2)} s`],
+    ['API writes per Echo until settled (POST, PUT, PATCH, DELETE: Jobs, statuses, Events)', (r) => r.writesPerEcho, (x) => x.toFixed(2)],
     ['Events per Echo (all it wrote, up to its exit)', (r) => r.eventsPerEcho, (x) => x.toFixed(2)],
   ];
   const of = (name: string): Run[] => results.get(name) ?? [];
@@ -281,12 +286,12 @@ export async function fairness(env: BenchEnv, o: FairnessOptions): Promise<Secti
     for (const mode of MODES) {
       log(`fairness: ${mode}, round ${r + 1}/${o.rounds}`);
       for (const p of inTurn(programs, r)) {
+        // Each run starts once the control plane is done with the previous one's clean-up.
+        const waited = now();
+        const calm = await waitMachineCalm({ maxMs: 60_000 });
+        log(`  machine ${calm ? 'calm' : 'still busy (going on)'} after ${secs(now() - waited, 0)}`);
         const run = await fairnessRun(p, mode, o);
         results[mode].set(p.name, [...(results[mode].get(p.name) ?? []), run]);
-        // The next run starts once the API server is done with this one's clean-up.
-        const waited = now();
-        const calm = await waitCpuCalm(env.controlPlanePids['kube-apiserver'], { maxMs: 30_000 });
-        log(`  kube-apiserver ${calm ? 'calm' : 'still busy (going on)'} after ${secs(now() - waited, 0)}`);
       }
     }
   }
@@ -297,7 +302,7 @@ export async function fairness(env: BenchEnv, o: FairnessOptions): Promise<Secti
       assets: { [o.chart]: chart(results, o) },
       markdown: `## Fairness: a user's Echo behind another namespace's backlog
 
-${provenance(env, m, `Peer: ${peer.env.operator.describe}, its priority queue on (the default since v0.23). NUM_WORKERS=${o.workers} for each. ${o.rounds === 1 ? '1 round (one run of each program and mode: no spread; the default is 3)' : `${o.rounds} rounds, the order of the three programs reversed every other round`}. `, load)}
+${provenance(env, m, `Peer: ${peer.env.operator.describe}, its priority queue on (the default since v0.23). NUM_WORKERS=${o.workers} for each. ${o.rounds === 1 ? '1 round (one run of each program and mode: no spread; the default is 3)' : `${o.rounds} rounds, the order of the three programs rotated every round`}. `, load)}
 Load average at the end: ${loadLine()}.
 
 Each process watches two fresh namespaces, A and B, on the same control plane without a node (the job controller makes the
@@ -308,7 +313,9 @@ its Job's ADDED event received by the bench's watch of B (one clock; creationTim
 runs twice: with its fair queue (the default) and with WORK_QUEUE_ORDER=fifo (client-go's order, the reference for the backlog
 time). Reconciles per Echo: controller_runtime_reconcile_total{controller="echo"} (both export it) at the moment every Echo had
 its Job and status, over all the Echos of A and B (${o.restartN} or ${o.floodN}, + ${o.probes}). CPU-seconds from /proc/<pid>/stat: since spawn for
-restart, since the first POST for flood. Events per Echo: the Events about Echos in A and B once the process exited after
+restart, since the first POST for flood. API writes per Echo: rest_client_requests_total (client-go's name; both export it) of
+the write methods once the queue had been empty 5 s. Each run starts once the whole machine used under half a core for 3 s
+(the previous run's clean-up done). Events per Echo: the Events about Echos in A and B once the process exited after
 SIGTERM, an aggregated Event counted \`count\` times, so a ratio never compares less work with more. Values are medians over the
 rounds; ratios are medians of the per-round ratios (min .. max).
 
