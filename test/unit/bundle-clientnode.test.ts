@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import * as esbuild from 'esbuild';
 import { clientNodeKubeConfigOnly } from '../../scripts/bundle-clientnode.js';
+import { scratchDir } from '../support/scratch.js';
 
 const ENTRY = `
 import { KubeConfig, V1MicroTime } from '@kubernetes/client-node';
@@ -42,8 +42,7 @@ kc.loadFromOptions({
 `;
 
 describe('the bundle holds only KubeConfig of client-node', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'bundle-clientnode-'));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir('bundle-clientnode');
 
   it('auth-provider plugins load on first use and work; makeApiClient says it is absent; no generated API', async () => {
     // Inside the repository, so that @kubernetes/client-node resolves from its node_modules.

@@ -8,9 +8,8 @@
  * for anew when the server refuses it.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,6 +18,7 @@ import { restLeaseApi } from '../../src/kube/coordination.js';
 import { ApiError } from '../../src/kube/errors.js';
 import { RestClient, type RestClientOptions } from '../../src/kube/rest.js';
 import { KubeLeaseLock, LeaderElector } from '../../src/runtime/leaderelection/index.js';
+import { scratchDir } from '../support/scratch.js';
 
 /** What KubeConfig.loadFromOptions takes. */
 type KubeConfigOptions = Parameters<KubeConfig['loadFromOptions']>[0];
@@ -72,8 +72,7 @@ describe('exec credential plugins', () => {
   });
 });
 
-const dir = mkdtempSync(join(tmpdir(), 'echoperator-exec-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('echoperator-exec');
 
 /** A client of `server` whose user runs `script` (sh) as its exec plugin. */
 function pluginClient(server: string, script: string, options: RestClientOptions = {}): RestClient {

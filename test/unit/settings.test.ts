@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS, SettingsError, parseSettings, type ParseOptions, type Settings } from '../../src/config/index.js';
 import { VERSION } from '../../src/version.js';
+import { scratchDir } from '../support/scratch.js';
 
 const machine: ParseOptions = {
   hostname: () => 'host-1',
@@ -362,14 +362,13 @@ describe('settings: --help and --version', () => {
 });
 
 describe('settings: parseSettingsOrExit in a real process', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'settings-'));
+  const dir = scratchDir('settings');
   const script = join(dir, 'main.mjs');
   writeFileSync(
     script,
     `import { parseSettingsOrExit } from ${JSON.stringify(fileURLToPath(new URL('../../src/config/index.ts', import.meta.url)))};
 const s = parseSettingsOrExit(); process.stdout.write(String(s.numWorkers));`,
   );
-  after(() => rmSync(dir, { recursive: true, force: true }));
   const run = (argv: string[], env: NodeJS.ProcessEnv) =>
     spawnSync(process.execPath, ['--import', 'tsx', script, ...argv], {
       encoding: 'utf8',
