@@ -350,14 +350,35 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
     }
   }
 
-  if (against) return [baselineSection(env, m, load, against, opts, rows, details)];
-  return [
-    {
-      id: 'peers',
-      markdown: `## Peers: controller-runtime
+  const measured: Measured = { env, machine: m, load, opts, rows, details };
+  return [against ? baselineSection(measured, against) : peerSection(measured, peer)];
+}
 
-${provenance(env, m, `Peer: ${peer.env.operator.describe}. NUM_WORKERS=${opts.workers} for both. ${opts.rounds} rounds, alternating which runs first. `, load)}
-Load average at the end: ${loadLine()}.
+/** What one run of the peers bench measured, for the section that reports it. */
+interface Measured {
+  env: BenchEnv;
+  machine: ReturnType<typeof machine>;
+  /** The load line at the start. */
+  load: string;
+  opts: PeersOptions;
+  /** The table's rows: measure, ours, the other, ratio, Events per Echo, goal. */
+  rows: string[][];
+  details: string[];
+}
+
+/** Where, when and how the run was made, against `other` (the peer or the baseline). */
+function runLine({ env, machine: m, load, opts }: Measured, other: string): string {
+  return `${provenance(env, m, `${other}. NUM_WORKERS=${opts.workers} for both. ${opts.rounds} rounds, alternating which runs first. `, load)}
+Load average at the end: ${loadLine()}.`;
+}
+
+function peerSection(measured: Measured, peer: Contestant): Section {
+  const { rows, details } = measured;
+  return {
+    id: 'peers',
+    markdown: `## Peers: controller-runtime
+
+${runLine(measured, `Peer: ${peer.env.operator.describe}`)}
 
 Both programs do the same work per Echo (one Job, built the same way; status phase, jobName, times, observedGeneration
 and the Succeeded and Reconciled conditions; the same Events), on the same control plane without a node (pods stay
@@ -374,30 +395,20 @@ the rounds: a ratio read next to unequal Events compares less work with more.
 ${table(['measure', 'echoperator', 'controller-runtime', 'ours / peer', 'Events per Echo, ours / peer', 'goal'], rows)}
 
 ${details.join('\n\n')}`,
-    },
-  ];
+  };
 }
 
 /**
  * The same measurements against a baseline build of ours (BASELINE_CMD): its own section
  * (bench:peers:baseline), without the peer's goals, which are not this comparison's.
  */
-function baselineSection(
-  env: BenchEnv,
-  m: ReturnType<typeof machine>,
-  load: string,
-  against: Contestant,
-  opts: PeersOptions,
-  rows: string[][],
-  details: string[],
-): Section {
-  const withoutGoals = rows.map((r) => r.slice(0, 5));
+function baselineSection(measured: Measured, against: Contestant): Section {
+  const withoutGoals = measured.rows.map((r) => r.slice(0, 5));
   return {
     id: 'peers:baseline',
     markdown: `## Against a baseline build of ours
 
-${provenance(env, m, `Baseline: ${against.env.operator.describe}. NUM_WORKERS=${opts.workers} for both. ${opts.rounds} rounds, alternating which runs first. `, load)}
-Load average at the end: ${loadLine()}.
+${runLine(measured, `Baseline: ${against.env.operator.describe}`)}
 
 \`npm run bench -- peers\` with BASELINE_CMD set: the peers measurements (above), with another build of
 echoperator in the peer's place, so a change is read against the code it changes within one run
@@ -406,6 +417,6 @@ the per-round ratios (min .. max); a ratio whose range holds 1.0 is a change wit
 
 ${table(['measure', 'echoperator', 'baseline', 'ours / baseline', 'Events per Echo, ours / baseline'], withoutGoals)}
 
-${details.join('\n\n')}`,
+${measured.details.join('\n\n')}`,
   };
 }
