@@ -13,7 +13,7 @@ import { messageOf } from '../support/faults.js';
 import { getEcho } from '../support/runs.js';
 import { getScheduledEcho } from '../support/scheduledechos.js';
 import { confinementActive, installEchoperator } from '../support/install.js';
-import { startOperator, waitReady } from '../support/operator.js';
+import { startOperator, waitReady, withOperatorOutput } from '../support/operator.js';
 
 async function flow(t: TestContext, ha: boolean): Promise<void> {
   const watched = testNamespace(t, ha ? 'rbac-ha' : 'rbac');
@@ -28,31 +28,34 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
     HA_NODE_ID: 'rbac-test',
   });
   await waitReady(op);
-  applyHiAndTick(watched, '*/5 * * * *');
-  await eventually('the Echo status', () => getEcho(watched, 'hi').status?.jobName);
-  await eventually('the ScheduledEcho status', () => getScheduledEcho(watched, 'tick').status?.cronJobName);
-  assert.equal(listItems<V1Job>(['get', 'jobs'], { namespace: watched }).length, 1);
-  // Restoring a deleted CronJob needs create through server-side apply.
-  kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: watched });
-  await eventually('the CronJob restored', () => kubectl(['get', 'cronjob', 'tick'], { namespace: watched }).code === 0);
-  // Repairing a hand edit is a forced apply: an UPDATE of the whole CronJob, patch only.
-  kubectlOk(['patch', 'cronjob', 'tick', '--type=merge', '-p', '{"spec":{"schedule":"*/7 * * * *"}}'], { namespace: watched });
-  await eventually(
-    'the hand-edited schedule restored',
-    () => kubectlJson<V1CronJob>(['get', 'cronjob', 'tick'], { namespace: watched }).spec!.schedule === '*/5 * * * *',
-  );
-  // A new message deletes the previous run's Job.
-  kubectlOk(['patch', 'echo', 'hi', '--type=merge', '-p', '{"spec":{"message":"again"}}'], { namespace: watched });
-  await eventually('one Job for the new message', () => {
-    const jobs = listItems<V1Job>(['get', 'jobs'], { namespace: watched }).filter((j) => !j.metadata!.deletionTimestamp);
-    return jobs.length === 1 && messageOf(jobs[0]!) === 'again';
-  });
-  if (ha) {
-    assert.equal(
-      kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: install.namespace }).stdout,
-      'rbac-test',
+  // A failed step says what the operator said (the run cannot always be repeated).
+  await withOperatorOutput(op, async () => {
+    applyHiAndTick(watched, '*/5 * * * *');
+    await eventually('the Echo status', () => getEcho(watched, 'hi').status?.jobName);
+    await eventually('the ScheduledEcho status', () => getScheduledEcho(watched, 'tick').status?.cronJobName);
+    assert.equal(listItems<V1Job>(['get', 'jobs'], { namespace: watched }).length, 1);
+    // Restoring a deleted CronJob needs create through server-side apply.
+    kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: watched });
+    await eventually('the CronJob restored', () => kubectl(['get', 'cronjob', 'tick'], { namespace: watched }).code === 0);
+    // Repairing a hand edit is a forced apply: an UPDATE of the whole CronJob, patch only.
+    kubectlOk(['patch', 'cronjob', 'tick', '--type=merge', '-p', '{"spec":{"schedule":"*/7 * * * *"}}'], { namespace: watched });
+    await eventually(
+      'the hand-edited schedule restored',
+      () => kubectlJson<V1CronJob>(['get', 'cronjob', 'tick'], { namespace: watched }).spec!.schedule === '*/5 * * * *',
     );
-  }
+    // A new message deletes the previous run's Job.
+    kubectlOk(['patch', 'echo', 'hi', '--type=merge', '-p', '{"spec":{"message":"again"}}'], { namespace: watched });
+    await eventually('one Job for the new message', () => {
+      const jobs = listItems<V1Job>(['get', 'jobs'], { namespace: watched }).filter((j) => !j.metadata!.deletionTimestamp);
+      return jobs.length === 1 && messageOf(jobs[0]!) === 'again';
+    });
+    if (ha) {
+      assert.equal(
+        kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: install.namespace }).stdout,
+        'rbac-test',
+      );
+    }
+  });
   const errors = op
     .output()
     .split('\n')

@@ -140,6 +140,19 @@ export async function waitReady(op: OperatorProcess, timeoutMs = 60_000): Promis
   }
 }
 
+/**
+ * Runs `step`; when it fails, its error also carries the operator's last output, so a run that
+ * failed once (on a loaded machine, say) can be read afterwards instead of reproduced.
+ */
+export async function withOperatorOutput<T>(op: OperatorProcess, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Error(`${message}\noperator output, last 6000 characters:\n${op.output().slice(-6000)}`, { cause: err });
+  }
+}
+
 /** The CRDs installed, a namespace of the test's own (`prefix`) and a ready operator watching it, with `env` on top. */
 export async function operatorIn(
   t: TestContext,
