@@ -10,12 +10,12 @@ import type { CoreV1Event } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { applyEcho, eventually, kubeconfig, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
-import { metricSample } from '../support/http.js';
+import { metricSample, scrape } from '../support/http.js';
 import { apiProxy } from '../support/proxy.js';
 import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
 async function metrics(op: OperatorProcess): Promise<string> {
-  return (await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`)).text();
+  return scrape(op.metricsPort);
 }
 
 test('metrics move with reconciles; the leader reports 1 and a standby 0', async (t) => {

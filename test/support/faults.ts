@@ -16,6 +16,7 @@ import { kubectlFor as kubectlForCluster, type Kubectl } from '../../scripts/kub
 export type { Kubectl } from '../../scripts/kubectl.js';
 import { KUBECTL_TIMEOUT_MS, type KubeList } from './kube.js';
 import { CRDS, type OperatorProcess } from './operator.js';
+import { scrape } from './http.js';
 
 /** kubectl against another kubeconfig than the test's own (a proxy's, a cluster a test starts). */
 export const kubectlFor = (kubeconfig: string): Kubectl => kubectlForCluster(kubeconfig, { timeoutMs: KUBECTL_TIMEOUT_MS });
@@ -140,7 +141,7 @@ export async function logEntries(op: OperatorProcess): Promise<LogEntry[]> {
 
 /** The value of one sample on the operator's /metrics (undefined when absent). */
 export async function metricValue(op: OperatorProcess, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
-  const text = await (await fetch(`http://127.0.0.1:${op.metricsPort}/metrics`)).text();
+  const text = await scrape(op.metricsPort);
   for (const line of text.split('\n')) {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;

@@ -44,6 +44,17 @@ export function get(port: number, path: string, options: GetOptions = {}): Promi
   });
 }
 
+/**
+ * The plain-HTTP /metrics text of the server on `port`, over a connection of its own: a pooled
+ * keep-alive connection that the server closes as idle (Node's 5 s) fails a request sent on it at
+ * that moment ("other side closed"), which a loaded machine makes likely.
+ */
+export async function scrape(port: number): Promise<string> {
+  const reply = await get(port, '/metrics', { fresh: true });
+  if (reply.status !== 200) throw new Error(`/metrics answered ${reply.status}: ${reply.body}`);
+  return reply.body;
+}
+
 /** SHA-256 fingerprint of the certificate the server presents to a new connection. */
 export function servedFingerprint(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
