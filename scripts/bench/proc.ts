@@ -27,41 +27,28 @@ export function processCpuSeconds(pid: number): number | undefined {
 }
 
 /**
- * Until the process used at most `maxShare` of one core over a window of `windowMs` (e.g. the
- * API server once a namespace of thousands of objects is gone, so the next run does not pay for
- * the previous one's clean-up), or `maxMs` passed. False on timeout or without a pid.
- */
-export function waitCpuCalm(pid: number | undefined, opts: CalmOptions = {}): Promise<boolean> {
-  return pid ? waitCalm(() => processCpuSeconds(pid), { maxShare: 0.3, ...opts }) : Promise.resolve(false);
-}
-
-/**
  * Until the whole machine (every process: etcd, the controller manager's garbage collector, not
  * only the API server) used at most `maxShare` cores over a window, or `maxMs` passed; false on
  * timeout. What one run left behind then no longer takes CPU from the next.
  */
-export function waitMachineCalm(opts: CalmOptions = {}): Promise<boolean> {
-  return waitCalm(machineBusySeconds, { maxShare: 0.5, ...opts });
-}
-
-export interface CalmOptions {
-  /** Cores (CPU-seconds per second) at or below which it counts as calm. */
-  maxShare?: number;
-  windowMs?: number;
-  maxMs?: number;
-}
-
-async function waitCalm(busySeconds: () => number | undefined, opts: CalmOptions): Promise<boolean> {
-  const { maxShare = 0.3, windowMs = 3000, maxMs = 60_000 } = opts;
+export async function waitMachineCalm(opts: CalmOptions = {}): Promise<boolean> {
+  const { maxShare = 0.5, windowMs = 3000, maxMs = 60_000 } = opts;
   const deadline = now() + maxMs;
   while (now() < deadline) {
-    const before = busySeconds();
+    const before = machineBusySeconds();
     await sleep(windowMs);
-    const after = busySeconds();
+    const after = machineBusySeconds();
     if (before === undefined || after === undefined) return false;
     if (after - before <= (maxShare * windowMs) / 1000) return true;
   }
   return false;
+}
+
+export interface CalmOptions {
+  /** Cores (CPU-seconds per second) at or below which it counts as calm; default 0.5. */
+  maxShare?: number;
+  windowMs?: number;
+  maxMs?: number;
 }
 
 function machineBusySeconds(): number | undefined {
