@@ -127,6 +127,10 @@ async function main(): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // False once the lease is lost: as controller-runtime then, no graceful shutdown. Another
+  // replica may lead already, and the usual cause, an API server that stopped answering, would
+  // hold this process for the whole budget before a fresh one could stand again.
+  let graceful = true;
 
   try {
     await health?.start();
@@ -141,6 +145,7 @@ async function main(): Promise<number> {
       return 2;
     }
     if (err instanceof LeadershipLostError) {
+      graceful = false;
       log.error('leadership lost: exiting so that a fresh process can stand for election', { error: err.message });
     } else if (err instanceof UnsupportedServerError) {
       log.error('unsupported Kubernetes version', { error: err.message });
@@ -152,7 +157,9 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     const stoppedFor = realClock.now() - (stoppingSince ?? realClock.now());
-    await events.close(Math.max(0, shutdownBudgetMs - stoppedFor)).catch(() => undefined);
+    // Without a graceful shutdown the Events still waiting are abandoned (the recorder logs how many).
+    const eventsBudgetMs = graceful ? Math.max(0, shutdownBudgetMs - stoppedFor) : 0;
+    await events.close(eventsBudgetMs).catch(() => undefined);
     await health?.close();
     await metricsServer?.close();
     rest.close();

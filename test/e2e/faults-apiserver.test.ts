@@ -14,7 +14,7 @@ import type { Echo } from '../../src/api/echo.js';
 import { eventually, itemsOf } from '../support/kube.js';
 import { startOperator, waitReady } from '../support/operator.js';
 import {
-  echoManifest,
+  echoListManifest,
   liveJobsByOwner,
   logEntries,
   messageOf,
@@ -26,8 +26,7 @@ import {
 const controlPlane = privateControlPlanePerFile();
 
 function createEchos(k: Kubectl, ns: string, names: string[], message: (name: string) => string): void {
-  const items = names.map((n) => JSON.parse(echoManifest(n, message(n))) as unknown);
-  k.ok(['create', '-f', '-'], { namespace: ns, input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+  k.ok(['create', '-f', '-'], { namespace: ns, input: echoListManifest(names, message) });
 }
 
 /**

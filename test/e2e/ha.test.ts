@@ -10,6 +10,7 @@ import type { V1Job } from '@kubernetes/client-node';
 import { eventually, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { haReplicaEnv, installCrds, startOperator, TEST_LEASE, waitReady, type OperatorProcess } from '../support/operator.js';
 import { apiProxy } from '../support/proxy.js';
+import { echoListManifest } from '../support/faults.js';
 
 const LEASE = TEST_LEASE;
 
@@ -50,14 +51,8 @@ function workPeriods(op: OperatorProcess, killedAt?: number): [number, number][]
 }
 
 function applyEchos(ns: string, from: number, to: number): void {
-  const docs = [];
-  for (let i = from; i < to; i++) {
-    docs.push(JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name: `e${i}` }, spec: { message: `m${i}` } }));
-  }
-  kubectlOk(['apply', '-f', '-'], {
-    namespace: ns,
-    input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs.map((d) => JSON.parse(d) as unknown) }),
-  });
+  const names = Array.from({ length: to - from }, (_, i) => `e${from + i}`);
+  kubectlOk(['apply', '-f', '-'], { namespace: ns, input: echoListManifest(names, (n) => `m${n.slice(1)}`) });
 }
 
 function assertOneJobPerEcho(ns: string, count: number): void {

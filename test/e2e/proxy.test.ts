@@ -22,7 +22,7 @@ import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectProxy, forwarder, type ConnectProxy } from '../support/connectproxy.js';
 import { get, type Reply } from '../support/http.js';
-import { logEntries, type LogEntry } from '../support/faults.js';
+import { echoListManifest, logEntries, type LogEntry } from '../support/faults.js';
 import { applyEcho, eventually, jobsOf, kubeconfig, kubectlOk, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
 import { haReplicaEnv, installCrds, startOperator, TEST_LEASE, waitReady, type OperatorProcess } from '../support/operator.js';
@@ -176,6 +176,16 @@ test(
     const healthz = (path = '/healthz'): Promise<Reply> => get(standby.healthPort, path, { fresh: true });
     assert.equal((await healthz()).status, 200);
 
+    // A burst keeps the leader's queue busy, and its Events wait while it is (the recorder yields
+    // to reconciles): when the proxy goes silent, Events are still unwritten.
+    const burst = Array.from({ length: 200 }, (_, i) => `burst-${i}`);
+    kubectlOk(['create', '-f', '-'], { namespace: ns, input: echoListManifest(burst, (n) => `hello from ${n}`) });
+    await eventually(
+      'a Job of the burst',
+      async () => (await said(leader, 'job created')).some((e) => e.name?.startsWith('burst-')),
+      60_000,
+      0,
+    );
     proxy.silence(true);
     // The leader's renewals hang in the silent tunnels: it stops leading at its renew deadline and
     // exits 1 (a fresh process stands again). Generous slack for a loaded machine; without the
@@ -185,10 +195,17 @@ test(
       leader.exited,
       sleep((TEST_LEASE.renew + 30) * 1000, 'still running', { signal: giveUp.signal }).catch(() => 'still running'),
     ]).finally(() => giveUp.abort());
+    const exitedAt = Date.now();
     assert.equal(code, 1, `the leader steps down and exits 1:\n${leader.output().slice(-3000)}`);
     const lost = await said(leader, 'leadership lost: exiting so that a fresh process can stand for election');
     assert.equal(lost.length, 1);
     assert.match(String(lost[0]!.error), new RegExp(`within renewDeadline \\(${TEST_LEASE.renew * 1000}ms\\)`));
+    // No graceful shutdown once the lease is lost (as controller-runtime): the Events still waiting
+    // are abandoned and counted, not flushed into the silent proxy for the shutdown budget (30 s).
+    const abandoned = await said(leader, 'event recorder closed before all events were written');
+    assert.equal(abandoned.length, 1, 'Events were waiting when the proxy went silent');
+    assert.ok(Number(abandoned[0]!.abandoned) >= 1);
+    assert.ok(exitedAt - Date.parse(lost[0]!.ts) < 5_000, `exited ${exitedAt - Date.parse(lost[0]!.ts)} ms after losing the lease`);
 
     // The standby's Lease reads get no answer: after the bound, /healthz fails, naming the check only.
     const red = await eventually(

@@ -103,6 +103,12 @@ export function echoManifest(name: string, message: string, labels?: Record<stri
   });
 }
 
+/** Echos named `names` as one List, for a single create or apply. */
+export function echoListManifest(names: readonly string[], message: (name: string) => string): string {
+  const items = names.map((n) => JSON.parse(echoManifest(n, message(n))) as unknown);
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+}
+
 /**
  * One line of the operator's JSON log: ts, level and msg, then the fields of the call; the ones
  * the tests read are strings where the operator logs them (a Job's or an object's name, an
