@@ -11,13 +11,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
-import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 import { pemAsStrings, type RestClient } from '../../src/kube/rest.js';
-import { ROOT } from '../build.js';
+import { BUNDLE_OPTIONS, ROOT } from '../build.js';
 import { log, median, minMax, pool, processCpuSeconds, table, type BenchEnv } from './common.js';
 import { loadLine, machine, provenance, type Section } from './report.js';
 
@@ -127,19 +127,15 @@ function http2(server: URL, tls: ConnectionOptions, headers: Record<string, stri
  */
 async function bundledRestClient(): Promise<typeof RestClient> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-transport-'));
-  const outfile = join(dir, 'rest.mjs');
+  const outfile = join(dir, 'rest.cjs');
   try {
     await esbuild.build({
       entryPoints: [join(ROOT, 'src/kube/rest.ts')],
       outfile,
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'esm',
-      minify: true,
-      logLevel: 'warning',
+      ...BUNDLE_OPTIONS,
+      plugins: [...BUNDLE_OPTIONS.plugins],
     });
-    return ((await import(pathToFileURL(outfile).href)) as { RestClient: typeof RestClient }).RestClient;
+    return (createRequire(import.meta.url)(outfile) as { RestClient: typeof RestClient }).RestClient;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
