@@ -62,6 +62,8 @@ class FakeLock implements LeaseLock {
   readonly signals: (AbortSignal | undefined)[] = [];
   /** While set, calls wait for it before touching the store. */
   gate: Promise<void> | undefined;
+  /** While set, reads (not writes) wait for it: an API server slow to answer a GET. */
+  readGate: Promise<void> | undefined;
 
   constructor(private readonly store: LeaseStore) {}
 
@@ -86,6 +88,7 @@ class FakeLock implements LeaseLock {
     this.pending++;
     try {
       if (this.gate) await this.gate;
+      if (op === 'get' && this.readGate) await this.readGate;
       if (this.hanging) {
         await new Promise<never>((_, reject) => signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
       }
@@ -116,10 +119,17 @@ class Candidate {
     readonly identity: string,
     store: LeaseStore,
     clock: FakeClock,
-    opts: { skewMs?: number; config?: Partial<LeaderElectionConfigInput>; events?: string[]; stubbornWork?: boolean } = {},
+    opts: {
+      skewMs?: number;
+      config?: Partial<LeaderElectionConfigInput>;
+      events?: string[];
+      stubbornWork?: boolean;
+      readGate?: Promise<void>;
+    } = {},
   ) {
     this.events = opts.events ?? [];
     this.lock = new FakeLock(store);
+    this.lock.readGate = opts.readGate;
     const config = { leaseName: 'echoperator', namespace: 'ns', identity, ...opts.config };
     this.elector = new LeaderElector(config, this.lock, {
       clock,
@@ -422,6 +432,29 @@ describe('LeaderElector', () => {
     await settle();
     assert.equal(await a.outcome, 'resolved');
     assert.equal(await b.outcome, 'resolved');
+  });
+
+  test('a term runs renewDeadline from the write that won it, not from a slow read before it', async () => {
+    const { clock, store, candidate } = setup();
+    let answer!: () => void;
+    const a = candidate('a', { readGate: new Promise<void>((r) => (answer = r)) });
+    // The read hangs for 5 s (a proxy that went quiet and came back); the write is then quick.
+    await advanceTo(clock, 5_000);
+    assert.equal(a.elector.isLeader(), false);
+    answer();
+    await settle();
+    assert.equal(a.startedAt, 5_000);
+    assert.equal(store.writes.length, 1);
+    a.lock.failing = true;
+    // No standby can have seen the hold before the write was sent at 5 s: the term lasts until 15 s.
+    await advanceTo(clock, 14_990);
+    assert.equal(a.leadingAbortedAt, undefined, 'still leading 10 s after the read began');
+    await advanceTo(clock, 15_000);
+    assert.equal(a.leadingAbortedAt, 15_000);
+    await settle();
+    const outcome = await a.outcome;
+    assert.ok(outcome instanceof LeadershipLostError);
+    assert.match(outcome.message, /within renewDeadline \(10000ms\)/);
   });
 
   test('a leader that sees another holder stops at once instead of waiting for the deadline', async () => {

@@ -12,11 +12,13 @@
  *   its wall clock, so skew between machines can neither cut a holder's term short nor keep a
  *   dead holder's lease alive forever.
  * - A leader whose renewals stop succeeding aborts its leading signal synchronously, from a timer,
- *   renewDeadline after the start of its last successful renewal, even while an API call hangs;
- *   and each renewal's calls are given a signal that aborts at that same instant (client-go's
- *   per-try context with the renew deadline), so no renewal outlives the term it tried to extend.
- *   That start precedes the write any standby observes, so the leader is done at least
- *   leaseDuration - renewDeadline before a standby may take over.
+ *   renewDeadline after it sent its last successful write (the one that took or renewed the
+ *   lease), even while an API call hangs; and each renewal's calls are given a signal that aborts
+ *   at that same instant (client-go's per-try context with the renew deadline), so no renewal
+ *   outlives the term it tried to extend. The server applies the write after it was sent, and a
+ *   standby observes it later still, so the leader is done at least leaseDuration - renewDeadline
+ *   before a standby may take over. A read before the write does not count: one that hung (a
+ *   proxy gone quiet and back) would otherwise eat into the term it led to.
  * - Every write names the resourceVersion it read, so of several candidates racing for a free or
  *   expired lease exactly one wins.
  * - On graceful cancel the leading signal aborts first, the leading work gets until the renew
@@ -96,10 +98,12 @@ export class LeaderElector {
    */
   private observedChangedAt = 0;
   /**
-   * clock.now() at the start of the attempt that last wrote our hold. Taken before the request is
-   * sent, so it precedes the server-side write; our leadership ends renewDeadline after it.
+   * clock.now() just before the write that last took or renewed our hold was sent, so it precedes
+   * the server-side write; our leadership ends renewDeadline after it.
    */
   private heldSince = 0;
+  /** clock.now() just before the latest lease write was sent; becomes heldSince when it succeeds. */
+  private writeSentAt = 0;
   /** Last identity passed to onNewLeader, so each change of holder is reported once. */
   private reportedLeader = '';
   /**
@@ -184,11 +188,10 @@ export class LeaderElector {
   private async acquire(signal: AbortSignal): Promise<boolean> {
     this.log.info('trying to acquire lease');
     while (!signal.aborted) {
-      const startedAt = this.clock.now();
       // Cleared before reading, so a wake() arriving during the read queues one more attempt.
       this.wakeRequested = false;
       if ((await this.tryAcquireOrRenew()) === 'held') {
-        this.heldSince = startedAt;
+        this.heldSince = this.writeSentAt;
         this.log.info('acquired lease');
         return true;
       }
@@ -295,12 +298,11 @@ export class LeaderElector {
       } catch {
         return;
       }
-      const startedAt = this.clock.now();
       const attempt = await this.renewOnce();
       // A result arriving after the term ended must not extend it.
       if (stopped.aborted) return;
       if (attempt === 'held') {
-        this.heldSince = startedAt;
+        this.heldSince = this.writeSentAt;
         onRenewed();
       } else if (attempt === 'heldByOther') {
         // Someone else already acts as leader: waiting out the deadline would only prolong overlap.
@@ -396,7 +398,11 @@ export class LeaderElector {
     const held = this.observed;
     if (this.phase === 'leading' && held?.record.holderIdentity === identity) {
       try {
-        this.observe(await this.lock.update(mine(held.record.acquireTime, held.record.leaderTransitions), held.resourceVersion, signal));
+        this.observe(
+          await this.write(() =>
+            this.lock.update(mine(held.record.acquireTime, held.record.leaderTransitions), held.resourceVersion, signal),
+          ),
+        );
         return 'held';
       } catch (err) {
         this.log.debug('optimistic renewal failed; re-reading lease', { error: String(err) });
@@ -408,7 +414,7 @@ export class LeaderElector {
       if (signal?.aborted) return this.failed(signal.reason);
       current = await this.lock.get(signal);
       if (!current) {
-        this.observe(await this.lock.create(mine(now, 0), signal));
+        this.observe(await this.write(() => this.lock.create(mine(now, 0), signal)));
         return 'held';
       }
     } catch (err) {
@@ -426,11 +432,17 @@ export class LeaderElector {
       next = mine(now, record.leaderTransitions + 1);
     }
     try {
-      this.observe(await this.lock.update(next, current.resourceVersion, signal));
+      this.observe(await this.write(() => this.lock.update(next, current.resourceVersion, signal)));
       return 'held';
     } catch (err) {
       return this.failed(err);
     }
+  }
+
+  /** Sends a lease write, noting the instant before it left (writeSentAt). */
+  private write(send: () => Promise<LeaseState>): Promise<LeaseState> {
+    this.writeSentAt = this.clock.now();
+    return send();
   }
 
   private failed(err: unknown): Attempt {
