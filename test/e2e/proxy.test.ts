@@ -20,9 +20,11 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ECHOS } from '../../src/api/echo.js';
+import { resourcePath } from '../../src/kube/index.js';
 import { connectProxy, forwarder, type ConnectProxy } from '../support/connectproxy.js';
 import { get, type Reply } from '../support/http.js';
-import { echoListManifest, logEntries, type LogEntry } from '../support/faults.js';
+import { echoManifest, logEntries, pool, restClient, type LogEntry } from '../support/faults.js';
 import { applyEcho, eventually, jobsOf, kubeconfig, kubectlOk, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
 import {
@@ -187,12 +189,19 @@ test(
     // A burst keeps the leader's queue busy, and its Events wait while it is (the recorder yields
     // to reconciles): when the proxy goes silent, Events are still unwritten.
     const burst = Array.from({ length: 200 }, (_, i) => `burst-${i}`);
-    kubectlOk(['create', '-f', '-'], { namespace: ns, input: echoListManifest(burst, (n) => `hello from ${n}`) });
-    await eventually(
-      'a Job of the burst',
-      async () => (await said(leader, 'job created')).some((e) => e.name?.startsWith('burst-')),
-      60_000,
-      0,
+    // Created asynchronously: a synchronous kubectl would stop this process reading the leader's
+    // log pipe, and a leader blocked on a full pipe for its renew deadline (6 s) loses the lease.
+    const rest = restClient(t, kubeconfig());
+    await pool(burst, 16, (name) =>
+      rest.request('POST', resourcePath(ECHOS, ns), { body: JSON.parse(echoManifest(name, `hello from ${name}`)) as unknown }),
+    );
+    await withOperatorOutput(leader, () =>
+      eventually(
+        'a Job of the burst',
+        async () => (await said(leader, 'job created')).some((e) => e.name?.startsWith('burst-')),
+        60_000,
+        0,
+      ),
     );
     proxy.silence(true);
     // The leader's renewals hang in the silent tunnels: it stops leading at its renew deadline and
