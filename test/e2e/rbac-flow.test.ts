@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type { V1CronJob, V1Job } from '@kubernetes/client-node';
-import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, listItems, testNamespace } from '../support/kube.js';
+import type { V1CronJob } from '@kubernetes/client-node';
+import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, jobsOf, testNamespace } from '../support/kube.js';
 import { messageOf } from '../support/faults.js';
 import { getEcho } from '../support/runs.js';
 import { getScheduledEcho } from '../support/scheduledechos.js';
@@ -33,7 +33,8 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
     applyHiAndTick(watched, '*/5 * * * *');
     await eventually('the Echo status', () => getEcho(watched, 'hi').status?.jobName);
     await eventually('the ScheduledEcho status', () => getScheduledEcho(watched, 'tick').status?.cronJobName);
-    assert.equal(listItems<V1Job>(['get', 'jobs'], { namespace: watched }).length, 1);
+    // The Echo's Jobs only: the CronJob starts Jobs of its own in this namespace every 5 minutes.
+    assert.equal(jobsOf(watched, 'hi').length, 1);
     // Restoring a deleted CronJob needs create through server-side apply.
     kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: watched });
     await eventually('the CronJob restored', () => kubectl(['get', 'cronjob', 'tick'], { namespace: watched }).code === 0);
@@ -46,7 +47,7 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
     // A new message deletes the previous run's Job.
     kubectlOk(['patch', 'echo', 'hi', '--type=merge', '-p', '{"spec":{"message":"again"}}'], { namespace: watched });
     await eventually('one Job for the new message', () => {
-      const jobs = listItems<V1Job>(['get', 'jobs'], { namespace: watched }).filter((j) => !j.metadata!.deletionTimestamp);
+      const jobs = jobsOf(watched, 'hi').filter((j) => !j.metadata!.deletionTimestamp);
       return jobs.length === 1 && messageOf(jobs[0]!) === 'again';
     });
     if (ha) {
