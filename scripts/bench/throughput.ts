@@ -192,7 +192,6 @@ const lat = (xs: number[]): string => (xs.length ? `${secs(quantile(xs, 0.5))} /
 
 export async function throughput(env: BenchEnv, opts: ThroughputOptions): Promise<Section[]> {
   const m = machine(env);
-  const ws = opts.workers.join(' and ');
   const sections: Section[] = [
     {
       id: 'throughput',
@@ -203,8 +202,8 @@ the time from the first POST until a watch has seen N Jobs and N Echos with \`st
 **bare**, is the same creation while W workers of a bare client (the operator's RestClient and its own
 desiredJob()/echoStatus()/writeStatus()) do what the operator must do per Echo, 1 Job POST + 1 status PATCH, the
 instant each Echo's POST answers: an operator without watch, queue, cache, Events or safety reads.
-**ratio = operator / bare** with the same W (the operator's NUM_WORKERS; measured with W = ${ws}: 4 is the
-default), per round, the two run back to back in alternating order (goal <= 1.25). Once per N, **sequential**
+**ratio = operator / bare** with the same W (the operator's NUM_WORKERS, 4 by default; each table below names the W
+it was measured with), per round, the two run back to back in alternating order (goal <= 1.25). Once per N, **sequential**
 creates all Echos first and then does the bare writes (W = ${opts.workers[0]}), giving the creation time alone and the writes alone.
 Every run has its own namespace, deleted (and waited for) before the next. The job controller creates a Pod per Job
 in every run (nothing schedules them). The writes listed per run come from the audit log when the control plane

@@ -7,6 +7,8 @@
  *
  * This is the HTTP/2 lever of issue 16 measured on its own: the operator's work per Echo is
  * two or three such requests, so the per-request CPU decides whether a transport is worth it.
+ * undici (the HTTP/1.1 client inside Node's own fetch, a pool of keep-alive connections) is the
+ * next lever issue 22 names: it is a devDependency for this row only until it earns its place.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
@@ -16,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ConnectionOptions } from 'node:tls';
 import * as esbuild from 'esbuild';
+import { Pool } from 'undici';
 import { pemAsStrings, type RestClient } from '../../src/kube/rest.js';
 import { BUNDLE_OPTIONS, ROOT } from '../build.js';
 import { log, median, minMax, pool, processCpuSeconds, table, type BenchEnv } from './common.js';
@@ -121,6 +124,24 @@ function http2(server: URL, tls: ConnectionOptions, headers: Record<string, stri
   };
 }
 
+function undici(server: URL, tls: ConnectionOptions, headers: Record<string, string>): Transport {
+  const pool = new Pool(server.origin, { connections: 100, connect: tls });
+  return {
+    send: async (method, path, body) => {
+      const res = await pool.request({
+        path,
+        method,
+        headers: { ...headers, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+        body,
+      });
+      const text = await res.body.text();
+      if (res.statusCode >= 300) throw new Error(`${res.statusCode}: ${text}`);
+      return JSON.parse(text) as unknown;
+    },
+    close: () => void pool.destroy(),
+  };
+}
+
 /**
  * RestClient as the operator runs it: bundled by esbuild (minified, as scripts/build.ts does), not
  * through tsx, whose keepNames wrappers would add their own cost to every closure it creates.
@@ -187,6 +208,7 @@ export async function transport(env: BenchEnv, opts: TransportOptions): Promise<
     const make: Contender[] = [
       { name: 'HTTP/1.1, https.Agent (keep-alive)', open: () => http1(server, tls, headers) },
       { name: 'HTTP/2, one node:http2 session', open: () => http2(server, tls, headers) },
+      { name: 'HTTP/1.1, undici Pool (keep-alive)', open: () => undici(server, tls, headers) },
       { name: 'RestClient (ours, bundled: HTTP/1.1 + deadline, retries)', open: () => restClient(env, Client) },
     ];
     const costs: Cost[][] = make.map(() => []);
@@ -220,7 +242,7 @@ export async function transport(env: BenchEnv, opts: TransportOptions): Promise<
   return [
     {
       id: 'transport',
-      markdown: `## Transport: HTTP/1.1 or HTTP/2 to the API server
+      markdown: `## Transport: HTTP/1.1, HTTP/2 or undici to the API server
 
 ${provenance(env, m, `${opts.rounds} rounds of ${opts.requests} requests per transport, ${opts.concurrency} in flight, the order rotated per round. `, load)}
 
