@@ -52,8 +52,9 @@ export class DeadlineExceeded extends Error {
 /** A dial stopped while it waited on the proxy; its message names the proxy and what it did not do. */
 export class ProxyStalled extends Error {
   override readonly name = 'ProxyStalled';
-  constructor(waitingOn: string, signal: AbortSignal) {
-    const reason: unknown = signal.reason;
+  /** `stopped`: the dial's signal, or the request's RequestAbort (rest.ts). */
+  constructor(waitingOn: string, stopped: { readonly reason: unknown }) {
+    const reason = stopped.reason;
     super(
       reason instanceof DeadlineExceeded
         ? `${waitingOn} within ${reason.ms} ms`

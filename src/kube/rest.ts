@@ -31,6 +31,7 @@ import { ExecCredentialPlugin, type ExecConfig, type ExecPluginOptions } from '.
 import { readList } from './listdecode.js';
 import { proxyFor } from './proxy.js';
 import { Reachability } from './reachability.js';
+import { RequestAbort } from './requestabort.js';
 import { MAX_RETRIES, nopRestClientMetrics, retryAfterMs, type RestClientMetrics } from './retry.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -113,8 +114,6 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 /** A watch's response headers (after its tunnel and TLS handshake) must come within this. */
 const STREAM_HEADERS_TIMEOUT_MS = 30_000;
 const TCP_KEEPALIVE_MS = 30_000;
-/** Node's longest timer (2^31-1 ms); see runtime/clock.ts, which this lower layer cannot import. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * A response body as a string, decoded chunk by chunk (LIST pages are read item by item instead:
@@ -230,30 +229,23 @@ export class RestClient {
 
   private async exchange<T>(method: string, path: string, opts: RequestOpts, read: (res: IncomingMessage) => Promise<string>): Promise<T> {
     // Not AbortSignal.any: on Node 20 it leaves an entry on the caller's long-lived signal per
-    // request, a leak of one entry per API call. A controller of our own is released in finally.
-    const deadline = new AbortController();
-    const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    // Capped as every timer is (see runtime/clock.ts): a longer one would fire after 1 ms.
-    const timer = setTimeout(() => deadline.abort(new DeadlineExceeded(timeoutMs)), Math.min(timeoutMs, MAX_TIMER_MS));
-    const onCallerAbort = (): void => deadline.abort(opts.signal!.reason);
-    if (opts.signal?.aborted) onCallerAbort();
-    else opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    // request, a leak of one entry per API call. RequestAbort lets go of the caller's in finally.
+    const abort = new RequestAbort(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, opts.signal);
     try {
       for (let retries = 0; ; retries++) {
-        const { status, text, retryAfter } = await this.counted(method, this.send(method, path, opts, deadline.signal, this.agent, read));
+        const { status, text, retryAfter } = await this.counted(method, this.send(method, path, opts, abort, this.agent, read));
         if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
         const err = toApiError(method, path, status, text);
         const waitMs = retries < MAX_RETRIES ? retryAfterMs(status, retryAfter, err.retryAfterSeconds) : undefined;
         if (waitMs === undefined) throw err;
         this.metrics.retried(String(status), method);
         // Cut short by the deadline or the caller: then the server's answer is the error.
-        await this.sleep(waitMs, deadline.signal).catch(() => {
+        await this.sleep(waitMs, abort.signal).catch(() => {
           throw err;
         });
       }
     } finally {
-      clearTimeout(timer);
-      opts.signal?.removeEventListener('abort', onCallerAbort);
+      abort.dispose();
     }
   }
 
@@ -264,30 +256,19 @@ export class RestClient {
   async stream(path: string, query: Query, signal: AbortSignal, onLine: (line: string) => void): Promise<void> {
     // The caller's signal, plus a deadline on the response headers (the tunnel and TLS included),
     // as client-go's dial and TLS handshake timeouts bound a watch's start.
-    const started = new AbortController();
-    const onCallerAbort = (): void => started.abort(signal.reason);
-    if (signal.aborted) onCallerAbort();
-    else signal.addEventListener('abort', onCallerAbort, { once: true });
-    const headerTimer = setTimeout(() => started.abort(new DeadlineExceeded(STREAM_HEADERS_TIMEOUT_MS)), STREAM_HEADERS_TIMEOUT_MS);
+    const abort = new RequestAbort(STREAM_HEADERS_TIMEOUT_MS, signal);
     try {
-      await this.streamUntil(path, query, started.signal, () => clearTimeout(headerTimer), onLine);
+      await this.streamUntil(path, query, abort, onLine);
     } finally {
-      clearTimeout(headerTimer);
-      signal.removeEventListener('abort', onCallerAbort);
+      abort.dispose();
     }
   }
 
-  private async streamUntil(
-    path: string,
-    query: Query,
-    signal: AbortSignal,
-    onHeaders: () => void,
-    onLine: (line: string) => void,
-  ): Promise<void> {
+  private async streamUntil(path: string, query: Query, abort: RequestAbort, onLine: (line: string) => void): Promise<void> {
     const { status, text } = await this.counted(
       'GET',
-      this.send('GET', path, { query }, signal, this.streamAgent, async (res) => {
-        onHeaders();
+      this.send('GET', path, { query }, abort, this.streamAgent, async (res) => {
+        abort.stopDeadline();
         if ((res.statusCode ?? 0) >= 300) return readText(res);
         let pending = '';
         res.setEncoding('utf8');
@@ -303,7 +284,7 @@ export class RestClient {
             }
           }
         } catch (err) {
-          if (signal.aborted) return '';
+          if (abort.aborted) return '';
           throw err;
         }
         if (pending.trim()) onLine(pending);
@@ -322,7 +303,7 @@ export class RestClient {
    * result serves the requests of the next AUTH_REUSE_MS too. Resolves with a copy the caller
    * may change.
    */
-  private async authenticate(method: string, path: string, signal: AbortSignal): Promise<RequestOptions> {
+  private async authenticate(method: string, path: string, abort: RequestAbort): Promise<RequestOptions> {
     const now = Date.now();
     const reuse = this.authenticated;
     if (reuse && now - reuse.at < AUTH_REUSE_MS)
@@ -339,10 +320,10 @@ export class RestClient {
       }, clear);
     }
     try {
-      const options = await untilAborted(this.auth, signal);
+      const options = await untilAborted(this.auth, abort.signal);
       return { ...options, headers: { ...(options.headers as Record<string, string>) } };
     } catch (err) {
-      throw this.transportError(method, path, err, signal);
+      throw this.transportError(method, path, err, abort);
     }
   }
 
@@ -382,8 +363,8 @@ export class RestClient {
     }
   }
 
-  private transportError(method: string, path: string, err: unknown, signal: AbortSignal): ApiError {
-    return transportError(method, path, err, signal, this.proxy);
+  private transportError(method: string, path: string, err: unknown, abort: Stopped): ApiError {
+    return transportError(method, path, err, abort, this.proxy);
   }
 
   /** Closes idle keep-alive sockets and stops a running credential plugin, so the process can exit. */
@@ -397,7 +378,7 @@ export class RestClient {
     method: string,
     path: string,
     opts: RequestOpts,
-    signal: AbortSignal,
+    abort: RequestAbort,
     agent: Agent,
     read: (res: IncomingMessage) => Promise<string>,
   ): Promise<Answer> {
@@ -409,7 +390,7 @@ export class RestClient {
       target += `${sep}${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`;
       sep = '&';
     }
-    const options: RequestOptions = { ...(await this.authenticate(method, path, signal)), method };
+    const options: RequestOptions = { ...(await this.authenticate(method, path, abort)), method };
     const headers = options.headers as Record<string, string>;
     headers['Accept'] = 'application/json';
     headers['User-Agent'] = this.userAgent;
@@ -421,7 +402,7 @@ export class RestClient {
     }
     const isHttps = this.url.protocol === 'https:';
     // What the tunnel's dial (dial.ts) waits on, so that an abort names the proxy that did not answer.
-    const dial: Dial = { signal };
+    const dial: Dial | undefined = this.proxy ? { signal: abort.signal } : undefined;
     const reqOptions: RequestOptions & { [DIAL_OPTION]?: Dial } = {
       ...options,
       hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
@@ -430,12 +411,12 @@ export class RestClient {
       // One agent for all requests: the TLS material is per cluster, so reusing sockets is safe.
       agent: isHttps ? agent : undefined,
       headers,
-      ...(!isHttps && this.proxy ? plainHttpThroughProxy(this.proxy, this.url, target, headers, dial) : {}),
+      ...(!isHttps && this.proxy ? plainHttpThroughProxy(this.proxy, this.url, target, headers, dial!) : {}),
       // Read by ProxyAgent.createConnection: the agent passes request options on to it.
       ...(this.proxy ? { [DIAL_OPTION]: dial } : {}),
     };
     return await new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(this.transportError(method, path, signal.reason, signal));
+      if (abort.aborted) return reject(this.transportError(method, path, abort.reason, abort));
       const reachability = this.reachability;
       reachability.started();
       let answered = false;
@@ -449,7 +430,7 @@ export class RestClient {
             if (settled) return;
             settled = true;
             reachability.ended();
-            signal.removeEventListener('abort', onAbort);
+            abort.onAbort(undefined);
             resolve({ status: res.statusCode ?? 0, text, retryAfter: res.headers['retry-after'] });
           },
           (err) => fail(err),
@@ -460,20 +441,21 @@ export class RestClient {
       // promise settles here, not on the request's 'error': a request still waiting for a socket
       // (the pool is full, or its tunnel is being dialled) emits nothing until it gets one.
       const onAbort = (): void => {
-        req.destroy(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
-        fail(dial.waitingOn ? new ProxyStalled(dial.waitingOn, signal) : signal.reason);
+        const reason = abort.reason;
+        req.destroy(reason instanceof Error ? reason : new Error(String(reason)));
+        fail(dial?.waitingOn ? new ProxyStalled(dial.waitingOn, abort) : reason);
       };
       const fail = (err: unknown): void => {
         if (settled) return;
         settled = true;
         reachability.ended();
-        signal.removeEventListener('abort', onAbort);
-        const error = this.transportError(method, path, err, signal);
+        abort.onAbort(undefined);
+        const error = this.transportError(method, path, err, abort);
         // No response at all, and not because the caller stopped asking: the server did not answer.
-        if (!answered && !(signal.aborted && !(signal.reason instanceof DeadlineExceeded))) reachability.failed(error.message);
+        if (!answered && !(abort.aborted && !(abort.reason instanceof DeadlineExceeded))) reachability.failed(error.message);
         reject(error);
       };
-      signal.addEventListener('abort', onAbort, { once: true });
+      abort.onAbort(onAbort);
       // client-go's dialer: TCP keep-alive probes after 30 s idle, so a watch whose peer vanished
       // (a NAT or load balancer dropped the flow) ends in an error instead of waiting forever.
       if (agent === this.streamAgent) req.on('socket', (socket) => socket.setKeepAlive(true, TCP_KEEPALIVE_MS));
@@ -508,14 +490,17 @@ function plainHttpThroughProxy(proxy: URL, server: URL, pathAndQuery: string, he
   return { hostname: proxy.hostname.replace(/^\[|\]$/g, ''), port: Number(proxy.port || 80), path: server.origin + pathAndQuery };
 }
 
+/** Whether and why a request was stopped: its RequestAbort, or a signal. */
+type Stopped = Pick<AbortSignal, 'aborted' | 'reason'>;
+
 /**
  * A request that got no answer, as an ApiError with code 0. `proxy`: named when the message does
  * not name it already, so a log line says which way the request went.
  */
-function transportError(method: string, path: string, err: unknown, signal: AbortSignal, proxy?: URL): ApiError {
-  const reason = signal.reason as { name?: string; message?: string } | undefined;
+function transportError(method: string, path: string, err: unknown, stopped: Stopped, proxy?: URL): ApiError {
+  const reason = stopped.reason as { name?: string; message?: string } | undefined;
   let why =
-    !(err instanceof ProxyStalled) && signal.aborted && reason?.name === 'TimeoutError'
+    !(err instanceof ProxyStalled) && stopped.aborted && reason?.name === 'TimeoutError'
       ? (reason.message ?? 'timed out')
       : ((err as Error)?.message ?? String(err));
   if (proxy && !why.includes(proxy.host)) why += ` (through proxy ${proxy.host})`;
