@@ -67,6 +67,8 @@ interface Run {
   /** Backlog: the writes until settled (the window of operatorCpuSettled and rss). */
   writesSettled?: WriteCount;
   rss?: number;
+  /** Idle: the operator's CPU-milliseconds per second over IDLE_CPU_WINDOW_MS with nothing to do. */
+  idleCpuMsPerS?: number;
   restartWrites?: WriteCount;
   toJob?: number[];
   toStatus?: number[];
@@ -95,6 +97,9 @@ async function restartWrites(c: Contestant, ns: string, n: number, workers: numb
   return { writes: (await counter.stop()).audit, op };
 }
 
+/** How long the idle run reads the operator's CPU for, after its RSS: /proc's ticks are 10 ms. */
+const IDLE_CPU_WINDOW_MS = 30_000;
+
 async function idleRun(c: Contestant, workers: number): Promise<Run> {
   const ns = await createNamespace(c.env, 'bench-peer-idle');
   const op = await startOperator(c.env, vars(ns, workers));
@@ -102,8 +107,11 @@ async function idleRun(c: Contestant, workers: number): Promise<Run> {
     const { readyAt } = await waitReady(op, { intervalMs: 10 });
     await sleep(5000);
     const rss = vmRssBytes(op.pid);
-    log(`  ${c.name.padEnd(18)} idle: ready after ${secs(readyAt - op.spawnedAt)}, RSS ${mib(rss)}`);
-    return { ms: readyAt - op.spawnedAt, operatorCpu: processCpuSeconds(op.pid) ?? NaN, apiserverCpu: NaN, rss };
+    const before = processCpuSeconds(op.pid) ?? NaN;
+    await sleep(IDLE_CPU_WINDOW_MS);
+    const idleCpuMsPerS = (((processCpuSeconds(op.pid) ?? NaN) - before) * 1000) / (IDLE_CPU_WINDOW_MS / 1000);
+    log(`  ${c.name.padEnd(18)} idle: ready after ${secs(readyAt - op.spawnedAt)}, RSS ${mib(rss)}, CPU ${idleCpuMsPerS.toFixed(1)} ms/s`);
+    return { ms: readyAt - op.spawnedAt, operatorCpu: before, apiserverCpu: NaN, rss, idleCpuMsPerS };
   } finally {
     await op.stop();
     await deleteNamespace(c.env, ns, { wait: false });
@@ -275,6 +283,15 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
     ),
   );
   rows.push(row('RSS idle (caches synced, empty)', idle, (r) => r.rss, mib, ''));
+  rows.push(
+    row(
+      `CPU idle (caches synced, empty; ms per second over ${IDLE_CPU_WINDOW_MS / 1000} s)`,
+      idle,
+      (r) => r.idleCpuMsPerS,
+      (x) => `${x.toFixed(1)} ms/s`,
+      '',
+    ),
+  );
 
   for (const [i, n] of opts.sizes.entries()) {
     const rs = await rounds(pair, opts.rounds, `backlog N=${n}`, (c) => backlogRun(c, n, { ...opts, rss: i === 0 }));

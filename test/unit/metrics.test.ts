@@ -1,9 +1,15 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import perfHooks from 'node:perf_hooks';
+import { describe, it, mock } from 'node:test';
 import type { Registry } from 'prom-client';
 import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import { newRateLimitingQueue } from '../../src/runtime/workqueue/index.js';
-import { RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS, createMetrics } from '../../src/observability/metrics.js';
+import {
+  EVENT_LOOP_SAMPLE_MS,
+  RECONCILE_TIME_BUCKETS,
+  WORKQUEUE_DURATION_BUCKETS,
+  createMetrics,
+} from '../../src/observability/metrics.js';
 import { VERSION } from '../../src/version.js';
 
 type Labels = Record<string, string | number>;
@@ -166,6 +172,18 @@ describe('metrics: leader election and process', () => {
       assert.ok(names.has(expected), `exports ${expected}`);
     }
     assert.ok(text.includes(`echoperator_build_info{version="${VERSION}"} 1`));
+  });
+
+  it("samples the event loop every 100 ms, not prom-client's 10 ms that wakes an idle process 100 times a second", () => {
+    const monitor = mock.method(perfHooks, 'monitorEventLoopDelay');
+    try {
+      createMetrics();
+      assert.equal(monitor.mock.callCount(), 1);
+      assert.deepEqual(monitor.mock.calls[0]!.arguments, [{ resolution: EVENT_LOOP_SAMPLE_MS }]);
+      assert.equal(EVENT_LOOP_SAMPLE_MS, 100);
+    } finally {
+      monitor.mock.restore();
+    }
   });
 
   it('keeps registries apart, so two sets of metrics in one process do not collide', () => {
