@@ -49,12 +49,14 @@ export class DeadlineExceeded extends Error {
   }
 }
 
+/** Whether and why a request or dial was stopped: an AbortSignal, or a request's RequestAbort. */
+export type Stopped = Pick<AbortSignal, 'aborted' | 'reason'>;
+
 /** A dial stopped while it waited on the proxy; its message names the proxy and what it did not do. */
 export class ProxyStalled extends Error {
   override readonly name = 'ProxyStalled';
-  /** `stopped`: the dial's signal, or the request's RequestAbort (rest.ts). */
-  constructor(waitingOn: string, stopped: { readonly reason: unknown }) {
-    const reason = stopped.reason;
+  constructor(waitingOn: string, stopped: Stopped) {
+    const reason: unknown = stopped.reason;
     super(
       reason instanceof DeadlineExceeded
         ? `${waitingOn} within ${reason.ms} ms`

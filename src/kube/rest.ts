@@ -25,7 +25,7 @@
 import { Agent, request as httpsRequest, type AgentOptions, type RequestOptions } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { KubeConfig } from '@kubernetes/client-node';
-import { basicProxyAuth, DeadlineExceeded, DIAL_OPTION, ProxyAgent, ProxyStalled, tunnel, type Dial } from './dial.js';
+import { basicProxyAuth, DeadlineExceeded, DIAL_OPTION, ProxyAgent, ProxyStalled, tunnel, type Dial, type Stopped } from './dial.js';
 import { ApiError, type StatusBody } from './errors.js';
 import { ExecCredentialPlugin, type ExecConfig, type ExecPluginOptions } from './execcredential.js';
 import { readList } from './listdecode.js';
@@ -489,9 +489,6 @@ function plainHttpThroughProxy(proxy: URL, server: URL, pathAndQuery: string, he
   headers['Host'] = server.host;
   return { hostname: proxy.hostname.replace(/^\[|\]$/g, ''), port: Number(proxy.port || 80), path: server.origin + pathAndQuery };
 }
-
-/** Whether and why a request was stopped: its RequestAbort, or a signal. */
-type Stopped = Pick<AbortSignal, 'aborted' | 'reason'>;
 
 /**
  * A request that got no answer, as an ApiError with code 0. `proxy`: named when the message does
