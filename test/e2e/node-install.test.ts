@@ -13,6 +13,8 @@ import { spawnSync } from 'node:child_process';
 import { request } from 'node:https';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { V1Lease, V1Namespace, V1PodDisruptionBudget, V1Pod, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
@@ -52,6 +54,26 @@ function versions(k: Kubectl): Record<string, string | undefined> {
     'app.kubernetes.io/name=echoperator',
   ]);
   return Object.fromEntries([...list, ...cluster].map((o) => [`${o.kind}/${o.metadata!.name}`, o.metadata!.resourceVersion]));
+}
+
+/**
+ * versions(), once two reads 2 s apart agree: a rollout's last status writes (the deployment
+ * controller counting a replaced pod gone, after the new ones are Ready) would otherwise land
+ * between a snapshot and the re-apply it is compared with, and read as a change by the apply.
+ */
+async function settledVersions(k: Kubectl): Promise<Record<string, string | undefined>> {
+  let last = versions(k);
+  return eventually(
+    'the install to stop changing',
+    async () => {
+      await sleep(2_000);
+      const now = versions(k);
+      const same = isDeepStrictEqual(now, last);
+      last = now;
+      return same && now;
+    },
+    60_000,
+  );
 }
 
 function readyOperatorPods(k: Kubectl): V1Pod[] {
@@ -187,7 +209,7 @@ test(
     assert.equal(jobCreate?.user?.username, `system:serviceaccount:${NS}:echoperator`);
 
     // Re-applying the same manifests changes nothing.
-    const before = versions(k);
+    const before = await settledVersions(k);
     k.ok(['apply', '--server-side', '-f', `${plain}/`]);
     assert.deepEqual(versions(k), before);
 
@@ -207,7 +229,7 @@ test(
       },
       60_000,
     );
-    const before2 = versions(k);
+    const before2 = await settledVersions(k);
     k.ok(['apply', '--server-side', '-f', `${ha}/`]);
     assert.deepEqual(versions(k), before2, 'HA re-apply changes nothing');
 
