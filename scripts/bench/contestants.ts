@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { commandFromEnv } from '../command-env.js';
 import { ensureOwnGoBinaries } from '../controlplane/assets.js';
-import { log, type BenchEnv, type OperatorCommand } from './common.js';
+import { customCommand, log, type BenchEnv, type OperatorCommand } from './common.js';
 
 const peerModule = join(dirname(fileURLToPath(import.meta.url)), 'peer');
 
@@ -56,7 +56,7 @@ export function baseline(env: BenchEnv): Contestant | undefined {
   if (!argv) return undefined;
   return {
     name: 'baseline',
-    env: { ...env, operator: { argv, kind: 'custom', describe: `BASELINE_CMD=${argv.join(' ')}` } },
+    env: { ...env, operator: customCommand('BASELINE_CMD', argv) },
     // Runs never overlap and each has its own namespace, so the same product name counts only its own writes.
     userAgent: 'echoperator/',
   };

@@ -2,6 +2,7 @@
  * The benchmark environment: the control plane (reused or private, never with a node unless
  * asked), a bench RestClient (the operator's own transport, src/kube/rest.ts), the CRDs.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -44,7 +45,7 @@ export const BUNDLE_PATH = 'dist/bundle/echoperator.js';
  */
 export async function operatorCommand(opts: { fromSource?: boolean } = {}): Promise<OperatorCommand> {
   const argv = commandFromEnv('ECHOPERATOR_CMD');
-  if (argv) return { argv, kind: 'custom', describe: `ECHOPERATOR_CMD=${argv.join(' ')}` };
+  if (argv) return customCommand('ECHOPERATOR_CMD', argv);
   if (opts.fromSource) return sourceCommand();
   if (existsSync(BUNDLE_PATH)) {
     const stale = newerSources(statSync(BUNDLE_PATH).mtimeMs);
@@ -52,6 +53,24 @@ export async function operatorCommand(opts: { fromSource?: boolean } = {}): Prom
     log(`${BUNDLE_PATH} is older than ${stale.length} file(s) in src/ (e.g. ${stale[0]}): bundling src/ into a temporary file instead`);
   }
   return temporaryBundle(existsSync(BUNDLE_PATH) ? `${BUNDLE_PATH} is older than src/` : `no ${BUNDLE_PATH}`);
+}
+
+/**
+ * A command from an environment variable, described with the runtime it runs on: a section's
+ * machine line names the bench's own Node, which is not the operator's when the command picks another.
+ */
+export function customCommand(variable: string, argv: string[]): OperatorCommand {
+  const runtime = runtimeVersion(argv[0]!);
+  return { argv, kind: 'custom', describe: `${variable}=${argv.join(' ')}${runtime ? ` (${runtime})` : ''}` };
+}
+
+/** What `<argv0> --version` prints when argv0 is a Node or Deno executable. */
+function runtimeVersion(argv0: string): string | undefined {
+  if (!/(^|\/)(node|deno)$/.test(argv0)) return undefined;
+  const r = spawnSync(argv0, ['--version'], { encoding: 'utf8' });
+  const first = r.status === 0 ? r.stdout.split('\n')[0]!.trim() : '';
+  if (!first) return undefined;
+  return first.startsWith('v') ? `Node ${first}` : first;
 }
 
 export function sourceCommand(): OperatorCommand {

@@ -411,9 +411,9 @@ export class RestClient {
       // One agent for all requests: the TLS material is per cluster, so reusing sockets is safe.
       agent: isHttps ? agent : undefined,
       headers,
-      ...(!isHttps && this.proxy ? plainHttpThroughProxy(this.proxy, this.url, target, headers, dial!) : {}),
+      ...(!isHttps && this.proxy && dial ? plainHttpThroughProxy(this.proxy, this.url, target, headers, dial) : {}),
       // Read by ProxyAgent.createConnection: the agent passes request options on to it.
-      ...(this.proxy ? { [DIAL_OPTION]: dial } : {}),
+      ...(dial ? { [DIAL_OPTION]: dial } : {}),
     };
     return await new Promise((resolve, reject) => {
       if (abort.aborted) return reject(this.transportError(method, path, abort.reason, abort));
