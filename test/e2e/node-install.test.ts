@@ -13,7 +13,6 @@ import { spawnSync } from 'node:child_process';
 import { request } from 'node:https';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -62,17 +61,17 @@ function versions(k: Kubectl): Record<string, string | undefined> {
  * between a snapshot and the re-apply it is compared with, and read as a change by the apply.
  */
 async function settledVersions(k: Kubectl): Promise<Record<string, string | undefined>> {
-  let last = versions(k);
+  let last: Record<string, string | undefined> | undefined;
   return eventually(
     'the install to stop changing',
-    async () => {
-      await sleep(2_000);
+    () => {
       const now = versions(k);
-      const same = isDeepStrictEqual(now, last);
+      const same = last !== undefined && isDeepStrictEqual(now, last);
       last = now;
       return same && now;
     },
     60_000,
+    2_000,
   );
 }
 
