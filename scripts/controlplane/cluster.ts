@@ -22,7 +22,9 @@ import { generatePki, type ClientIdentity, type Pki } from './pki.js';
  * references, Job/CronJob, Deployments, namespaces; ServiceAccounts and the root CA ConfigMap
  * that projected tokens need; node lifecycle (the not-ready taint); EndpointSlices for Services;
  * PodDisruptionBudgets for evictions; pod GC; ResourceQuota (a quota is enforced only once this
- * controller has written its status).
+ * controller has written its status); ClusterRole aggregation, which fills the built-in `admin`,
+ * `edit` and `view` roles (empty without it) from the ClusterRoles labelled to aggregate into them,
+ * such as the install's tenant roles for Echos and ScheduledEchos.
  */
 const CONTROLLERS = [
   'garbage-collector-controller',
@@ -39,6 +41,7 @@ const CONTROLLERS = [
   'disruption-controller',
   'pod-garbage-collector-controller',
   'resourcequota-controller',
+  'clusterrole-aggregation-controller',
 ];
 
 /**
