@@ -67,6 +67,45 @@ export class FakeClock implements Clock {
     this.current = target;
     await flushMicrotasks();
   }
+
+  /** The deadline of the earliest live timer, or undefined when none is set. */
+  nextTimerAt(): number | undefined {
+    let next: number | undefined;
+    for (const t of this.pending) if (!t.cancelled && (next === undefined || t.at < next)) next = t.at;
+    return next;
+  }
+
+  /**
+   * Moves time to the earliest live timer's deadline and fires that one timer, if it is due by
+   * `limit` (default: whenever it is); then yields to the microtask queue as step() does. Time
+   * never goes back: a timer already overdue fires at the current time. Returns whether a timer
+   * fired.
+   */
+  async advanceToNextTimer(limit = Number.POSITIVE_INFINITY): Promise<boolean> {
+    this.pending = this.pending.filter((t) => !t.cancelled);
+    this.pending.sort((a, b) => a.at - b.at || a.seq - b.seq);
+    const next = this.pending[0];
+    if (!next || next.at > limit) return false;
+    this.pending.shift();
+    this.current = Math.max(this.current, next.at);
+    next.fn();
+    await flushMicrotasks();
+    return true;
+  }
+
+  /**
+   * Moves time to `target`, from one timer's deadline to the next rather than by fixed steps: each
+   * timer fires exactly at its deadline, and `settle` runs before the first and after each one, so
+   * the work a timer wakes (promise chains, setImmediate hops) finishes, and sets its own timers
+   * from that instant, before the next deadline is looked up. Ends at `target` after a last settle.
+   * A timer that keeps re-arming itself with 0 ms would never let time pass: it is the caller's bug.
+   */
+  async runUntil(target: number, settle: () => Promise<void> = () => flushMicrotasks()): Promise<void> {
+    await settle();
+    while (await this.advanceToNextTimer(target)) await settle();
+    this.current = Math.max(this.current, target);
+    await settle();
+  }
 }
 
 /** Lets pending promise callbacks run; a few rounds cover chains of awaits. */
