@@ -17,6 +17,24 @@ export interface PrinterColumn {
   description?: string;
 }
 
+/**
+ * The columns `kubectl get` shows for the Ready condition every kind of ours carries (kstatus's
+ * summary, set by src/runtime/reconcile/conditions.ts): its status and its reason, so a glance
+ * tells whether an object is done and, when not, why.
+ */
+export function readyColumns(kind: string): PrinterColumn[] {
+  const ready = '.status.conditions[?(@.type=="Ready")]';
+  return [
+    { name: 'Ready', type: 'string', jsonPath: `${ready}.status`, description: `Whether the ${kind} is Ready: True, False or Unknown.` },
+    {
+      name: 'Reason',
+      type: 'string',
+      jsonPath: `${ready}.reason`,
+      description: `Why the ${kind} is Ready or not (the Ready condition's reason).`,
+    },
+  ];
+}
+
 /** A custom resource of our API group: a namespaced ResourceType of T with what its CRD needs. */
 export interface CustomResourceKind<T extends KubeObject = KubeObject> extends ResourceType<T> {
   /** The plural, lower case: the REST path segment and the CRD's names.plural. */

@@ -1,6 +1,6 @@
 import { API_VERSION } from './group.js';
 import { customResourceSchema, messageSchema, type Condition, type ObjectMeta } from './schema.js';
-import { defineCustomResource } from './crd.js';
+import { defineCustomResource, readyColumns } from './crd.js';
 
 /** A ScheduledEcho prints its message on a cron schedule, as a CronJob in its own namespace. */
 export interface ScheduledEcho {
@@ -91,6 +91,8 @@ const schema = customResourceSchema({
     lastScheduleTime: { type: 'string', format: 'date-time', description: 'When a run was last started.' },
     lastSuccessfulTime: { type: 'string', format: 'date-time', description: 'When a run last succeeded.' },
   },
+  conditionsDescription:
+    'Ready: True once the CronJob is in place and runs on the schedule; False with the error while the operator cannot make it so (it retries). Stalled: True when no retry can succeed without a change, e.g. a schedule the CronJob API refuses or a CronJob of that name the operator did not make.',
 });
 
 /** ScheduledEcho's one definition: its REST paths, CRD, owner references and RBAC derive from it. */
@@ -105,6 +107,7 @@ export const SCHEDULED_ECHOS = defineCustomResource<ScheduledEcho>({
     { name: 'Schedule', type: 'string', jsonPath: '.spec.schedule' },
     { name: 'TimeZone', type: 'string', jsonPath: '.spec.timeZone', description: 'The time zone of the schedule; empty: Etc/UTC.' },
     { name: 'Last Run', type: 'date', jsonPath: '.status.lastScheduleTime' },
+    ...readyColumns('ScheduledEcho'),
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
 });

@@ -29,30 +29,43 @@ export const conditionSchema: JSONSchemaProps = {
   description: 'One aspect of the current state of the resource (metav1.Condition).',
   required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'],
   properties: {
-    type: { type: 'string', description: 'Type of condition in CamelCase.', maxLength: 316 },
-    status: { type: 'string', enum: ['True', 'False', 'Unknown'] },
-    observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
-    lastTransitionTime: { type: 'string', format: 'date-time' },
-    reason: { type: 'string', maxLength: 1024, description: 'A CamelCase word for programs.' },
-    message: { type: 'string', maxLength: 32768, description: 'Details for humans.' },
+    type: { type: 'string', description: 'Type of condition in CamelCase, e.g. Ready; one condition per type.', maxLength: 316 },
+    status: { type: 'string', enum: ['True', 'False', 'Unknown'], description: 'Whether the condition holds: True, False or Unknown.' },
+    observedGeneration: {
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      description: 'The metadata.generation the condition was set from; older than metadata.generation: it may be out of date.',
+    },
+    lastTransitionTime: {
+      type: 'string',
+      format: 'date-time',
+      description: 'When status last changed (from True to False, say); a new reason or message alone does not move it.',
+    },
+    reason: { type: 'string', maxLength: 1024, description: 'Why the condition has this status, as a CamelCase word for programs.' },
+    message: { type: 'string', maxLength: 32768, description: 'Why the condition has this status, for humans.' },
   },
 };
 
-export const conditionsSchema: JSONSchemaProps = {
-  type: 'array',
-  items: conditionSchema,
-  maxItems: 16,
-  'x-kubernetes-list-type': 'map',
-  'x-kubernetes-list-map-keys': ['type'],
-};
+/** The conditions of a kind, whose types (and what each means) `description` lists. */
+function conditionsSchema(description: string): JSONSchemaProps {
+  return {
+    type: 'array',
+    description,
+    items: conditionSchema,
+    maxItems: 16,
+    'x-kubernetes-list-type': 'map',
+    'x-kubernetes-list-map-keys': ['type'],
+  };
+}
 
 export const observedGenerationSchema: JSONSchemaProps = {
   type: 'integer',
   format: 'int64',
-  description: 'The metadata.generation this status describes.',
+  description:
+    'The metadata.generation this status describes; lower than metadata.generation while the operator has not yet acted on the latest spec (0 until its first pass).',
 };
 
-/** The message both kinds echo. Bounded so a resource cannot carry megabytes into a Pod spec. */
 /**
  * The schema of a whole custom resource: the standard top-level fields, a required spec, and a
  * status whose observedGeneration and conditions every kind of ours carries.
@@ -62,20 +75,39 @@ export function customResourceSchema(parts: {
   spec: JSONSchemaProps;
   statusDescription: string;
   status: Record<string, JSONSchemaProps>;
+  /** What status.conditions holds: each condition type the operator sets, and when. */
+  conditionsDescription: string;
 }): JSONSchemaProps {
   return {
     type: 'object',
     description: parts.description,
     required: ['spec'],
     properties: {
-      apiVersion: { type: 'string' },
-      kind: { type: 'string' },
-      metadata: { type: 'object' },
+      // The standard wording (kubebuilder's, from the Kubernetes API conventions).
+      apiVersion: {
+        type: 'string',
+        description:
+          'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources',
+      },
+      kind: {
+        type: 'string',
+        description:
+          'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds',
+      },
+      metadata: {
+        type: 'object',
+        description:
+          "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+      },
       spec: parts.spec,
       status: {
         type: 'object',
         description: parts.statusDescription,
-        properties: { ...parts.status, observedGeneration: observedGenerationSchema, conditions: conditionsSchema },
+        properties: {
+          ...parts.status,
+          observedGeneration: observedGenerationSchema,
+          conditions: conditionsSchema(parts.conditionsDescription),
+        },
         // The API server fills this in on every read of an object whose status the operator has
         // not written yet, so kstatus (Flux's health checks) reads generation 1 > observed 0 as
         // InProgress from the first look. Without it, an object with no status at all reads as
@@ -88,6 +120,7 @@ export function customResourceSchema(parts: {
 
 export const MESSAGE_MAX_LENGTH = 4096;
 
+/** The message both kinds echo. Bounded so a resource cannot carry megabytes into a Pod spec. */
 export const messageSchema: JSONSchemaProps = {
   type: 'string',
   description: `Text printed by the run, literally (no shell). 1 to ${MESSAGE_MAX_LENGTH} characters.`,

@@ -1,6 +1,6 @@
 /**
  * crds/ is generated from src/api and must not drift from it; the synthesized install carries the
- * very same CRDs.
+ * very same CRDs; every field is described and `kubectl get` shows the Ready condition.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { synthesize } from '../../infra/chart.js';
+import { buildCrd, type JSONSchemaProps } from '../../src/api/index.js';
 import { renderCrdFiles } from '../../src/api/render.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { READY_CONDITION } from '../../src/runtime/reconcile/conditions.js';
 
 test('every file in crds/ is exactly what src/api renders, and nothing else is there', () => {
   const rendered = renderCrdFiles(CUSTOM_RESOURCES);
@@ -33,4 +35,45 @@ test('the synthesized install carries the same CRDs as crds/', () => {
     .objects.filter((o) => o.kind === 'CustomResourceDefinition')
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
   assert.deepEqual(synthesized, fromFiles);
+});
+
+/** Every property under `schema`, by its path (`status.conditions[].reason`), with its schema. */
+function properties(schema: JSONSchemaProps, path = ''): [string, JSONSchemaProps][] {
+  const own = Object.entries(schema.properties ?? {}).flatMap(([name, prop]) => {
+    const at = path ? `${path}.${name}` : name;
+    return [[at, prop] as [string, JSONSchemaProps], ...properties(prop, at)];
+  });
+  return schema.items ? [...own, ...properties(schema.items, `${path}[]`)] : own;
+}
+
+test('every field of every CRD has a description, so `kubectl explain` says something of each, status included', () => {
+  for (const kind of CUSTOM_RESOURCES) {
+    const schema = buildCrd(kind).spec.versions[0]!.schema.openAPIV3Schema;
+    const fields = properties(schema);
+    assert.ok(
+      fields.some(([path]) => path === 'status.conditions[].reason'),
+      `${kind.kind}: the walk reaches the conditions' fields`,
+    );
+    const bare = fields.filter(([, prop]) => !prop.description?.trim()).map(([path]) => path);
+    assert.deepEqual(bare, [], `${kind.kind}: fields without a description`);
+    assert.ok(schema.description?.trim(), `${kind.kind}: the kind itself has a description`);
+  }
+});
+
+test("kubectl get shows the Ready condition's status and reason for every kind, beside its own columns", () => {
+  const ready = `.status.conditions[?(@.type=="${READY_CONDITION}")]`;
+  for (const kind of CUSTOM_RESOURCES) {
+    const columns = buildCrd(kind).spec.versions[0]!.additionalPrinterColumns;
+    const shown = (name: string) => columns.find((c) => c.name === name);
+    assert.deepEqual(
+      [shown('Ready'), shown('Reason')].map((c) => [c?.jsonPath, c?.priority ?? 0]),
+      [
+        [`${ready}.status`, 0],
+        [`${ready}.reason`, 0],
+      ],
+      kind.kind,
+    );
+    // Age stays the last column, as kubectl's built-in kinds show it.
+    assert.equal(columns.at(-1)!.name, 'Age', kind.kind);
+  }
 });
