@@ -32,6 +32,8 @@ export interface SelfSignedOptions {
   validityDays?: number;
   /** Wall-clock time of issue; default now. */
   now?: Date;
+  /** The source of the serial's random bytes; default node:crypto's randomBytes (tests give fixed bytes). */
+  randomBytes?: (size: number) => Buffer;
 }
 
 export function selfSignedCertificate(options: SelfSignedOptions = {}): ServingCertificate {
@@ -42,7 +44,7 @@ export function selfSignedCertificate(options: SelfSignedOptions = {}): ServingC
   const notAfter = new Date(now.getTime() + (options.validityDays ?? 365) * 86_400_000);
   const hosts = options.hosts ?? ['localhost', '127.0.0.1', '::1'];
   const name = seq(set(seq(oid('2.5.4.3'), tlv(0x0c, Buffer.from(options.commonName ?? 'echoperator', 'utf8')))));
-  const serial = randomBytes(16);
+  const serial = Buffer.from((options.randomBytes ?? randomBytes)(16));
   serial[0] = (serial[0]! & 0x7f) | 0x40; // positive, and no leading zero byte (DER wants the shortest form)
   const ecdsaWithSha256 = seq(oid('1.2.840.10045.4.3.2'));
   const tbs = seq(
