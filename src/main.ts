@@ -19,6 +19,7 @@ import { KubeEventRecorder, restEventSink } from './observability/events/index.j
 import { HealthServer } from './observability/health.js';
 import { createLogger } from './observability/logging.js';
 import { createMetrics } from './observability/metrics.js';
+import { MAX_REVIEWS_IN_FLIGHT } from './observability/metricsauth.js';
 import { MetricsEndpoint } from './observability/metricsendpoint.js';
 import { CertificateError } from './observability/servingcert.js';
 import { realClock } from './runtime/clock.js';
@@ -74,6 +75,9 @@ async function main(): Promise<number> {
     ha: settings.haEnabled ? settings.haNodeId : false,
   });
 
+  // The scrapers' access reviews on connections of their own: a flood of scrapes can never hold
+  // the sockets that reconciles and the Lease renewals need (metricsauth.ts caps them in flight).
+  const reviewRest = rest.withOwnConnections({ maxSockets: MAX_REVIEWS_IN_FLIGHT });
   const health = settings.healthPort ? new HealthServer({ port: settings.healthPort, logger: log }) : undefined;
   const metricsServer = settings.metricsEnabled
     ? new MetricsEndpoint({
@@ -82,7 +86,7 @@ async function main(): Promise<number> {
         path: settings.metricsPath,
         certDir: settings.metricsCertDir,
         insecurePlainHttp: settings.metricsInsecurePlainHttp,
-        api: rest,
+        api: reviewRest,
         hosts: [hostname(), 'localhost', '127.0.0.1', '::1'],
         logger: log,
       })
@@ -162,6 +166,7 @@ async function main(): Promise<number> {
     await events.close(eventsBudgetMs).catch(() => undefined);
     await health?.close();
     await metricsServer?.close();
+    reviewRest.close();
     rest.close();
   }
 }

@@ -177,6 +177,10 @@ export class RestClient {
   private readonly exec: ExecCredentialPlugin | undefined;
   /** What client-node applies (TLS, tokens, token files, impersonation): the kubeconfig without the exec plugin. */
   private readonly kc: KubeConfig;
+  /** What this client was made from, for withOwnConnections. */
+  private readonly origin: { kc: KubeConfig; options: RestClientOptions };
+  /** A client made by withOwnConnections authenticates through the one it was made from. */
+  private credentialsFrom: RestClient | undefined;
 
   constructor(kc: KubeConfig, options: RestClientOptions = {}) {
     const cluster = kc.getCurrentCluster();
@@ -184,6 +188,7 @@ export class RestClient {
     const user = kc.getCurrentUser();
     const exec = user?.exec as ExecConfig | undefined;
     this.kc = kc;
+    this.origin = { kc, options };
     if (user && exec) {
       this.exec = new ExecCredentialPlugin(exec, {
         ...options.exec,
@@ -209,6 +214,21 @@ export class RestClient {
     const agent = (o: AgentOptions): Agent => (this.proxy ? new ProxyAgent(this.proxy, o) : new Agent(o));
     this.agent = agent({ keepAlive: true, maxSockets: options.maxSockets ?? 100, maxFreeSockets: 32 });
     this.streamAgent = agent({ keepAlive: false, maxSockets: Infinity });
+  }
+
+  /**
+   * A client to the same server, through the same proxy, with the same credentials (this client
+   * authenticates for it: one exec plugin, one cached authentication) but with connections of its
+   * own: a pool of `maxSockets` that no other client uses, and its own `reachability`. For
+   * requests that must never wait for a socket behind this client's, nor hold one of its
+   * sockets while they wait (a request that hangs holds at most one socket of the new pool).
+   * Answers are counted in this client's metrics unless others are given. close() closes only
+   * the new client's sockets.
+   */
+  withOwnConnections(options: Pick<RestClientOptions, 'maxSockets' | 'userAgent' | 'metrics'>): RestClient {
+    const child = new RestClient(this.origin.kc, { ...this.origin.options, exec: undefined, ...options });
+    child.credentialsFrom = this.credentialsFrom ?? this;
+    return child;
   }
 
   /** Sends one request and parses the JSON answer. */
@@ -304,6 +324,7 @@ export class RestClient {
    * may change.
    */
   private async authenticate(method: string, path: string, abort: RequestAbort): Promise<RequestOptions> {
+    if (this.credentialsFrom) return this.credentialsFrom.authenticate(method, path, abort);
     const now = Date.now();
     const reuse = this.authenticated;
     if (reuse && now - reuse.at < AUTH_REUSE_MS)
@@ -346,6 +367,7 @@ export class RestClient {
    * client-go's exec authenticator does, instead of being reused until its expiry.
    */
   private refused(headers: Record<string, string>): void {
+    if (this.credentialsFrom) return this.credentialsFrom.refused(headers);
     if (!this.exec) return;
     this.exec.invalidate(headers.Authorization?.replace(/^Bearer /, ''));
     this.authenticated = undefined;

@@ -14,7 +14,14 @@
  *   allowed for 2 min, denied for 30 s, at most 1,000 of them (decisioncache.ts); concurrent
  *   scrapes with one token share one pair of reviews. A revoked right is thus honoured within 2 min,
  *   as with controller-runtime's filter.
- * - each review has a short deadline (5 s), below Prometheus' default scrape timeout (10 s).
+ * - scrapes cannot starve the operator's own work: at most MAX_REVIEWS_IN_FLIGHT tokens are under
+ *   review at once; a scrape that would need one more is answered 503 at once, with Retry-After,
+ *   never queued (a cached decision, or a review already running for the same token, needs no
+ *   slot, so a known scraper is served through a flood of unknown tokens). The reviews go over
+ *   connections of their own (main.ts gives a RestClient.withOwnConnections of that size), so
+ *   they never wait behind reconciles or the Lease, nor hold their sockets.
+ * - the TokenReview and SubjectAccessReview of a token share one deadline (5 s), below
+ *   Prometheus' default scrape timeout (10 s): an API server that never answers frees the slot then.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -22,6 +29,18 @@ import { describeError, isTransient } from '../kube/errors.js';
 import type { RequestOpts } from '../kube/rest.js';
 import { nopLogger, type Logger } from '../runtime/log.js';
 import { DecisionCache } from './decisioncache.js';
+
+/**
+ * Tokens under review at once, at most. A scraper presents one token and its decision is then
+ * cached for minutes, so real scrapers (a Prometheus pair, someone's curl) seldom need more than
+ * one or two at a time; reviews answer in milliseconds from a healthy API server, so 4 slots
+ * still review hundreds of new tokens a second. Anything beyond is a flood: refused at once,
+ * rather than queued into sockets, memory and the API server's priority-and-fairness seats.
+ */
+export const MAX_REVIEWS_IN_FLIGHT = 4;
+
+/** Retry-After of a scrape refused because every review slot was taken: kube-apiserver's own for max-in-flight. */
+export const BUSY_RETRY_AFTER_SECONDS = 1;
 
 /** What the filter needs of RestClient (an interface, so tests can stand in for the API server). */
 export interface ReviewApi {
@@ -41,8 +60,12 @@ export interface MetricsAuthOptions {
   deniedTtlMs?: number;
   /** Default 1,000. */
   maxEntries?: number;
-  /** Deadline of each review; default 5 s. */
+  /** Deadline of a token's reviews, both together; default 5 s. */
   reviewTimeoutMs?: number;
+  /** Tokens under review at once; default MAX_REVIEWS_IN_FLIGHT. */
+  maxReviewsInFlight?: number;
+  /** Told of every scrape refused because all review slots were taken. */
+  onRefused?: () => void;
 }
 
 /** The answer for one request: 200 lets it through; anything else is sent with `message`. */
@@ -51,7 +74,12 @@ export interface AuthOutcome {
   message: string;
   /** The authenticated user, when known (for logs; never the token). */
   user?: string;
+  /** For a 503 that the caller may retry soon: the Retry-After header to send. */
+  retryAfterSeconds?: number;
 }
+
+/** Every review slot was taken: the scrape is refused, not queued. */
+class ReviewsBusy extends Error {}
 
 interface UserInfo {
   username?: string;
@@ -76,10 +104,13 @@ export class MetricsAuth {
   private readonly cache: DecisionCache<AuthOutcome>;
   private readonly log: Logger;
   private readonly timeoutMs: number;
+  private readonly maxInFlight: number;
+  private reviewing = 0;
 
   constructor(private readonly options: MetricsAuthOptions) {
     this.log = options.logger ?? nopLogger;
     this.timeoutMs = options.reviewTimeoutMs ?? 5_000;
+    this.maxInFlight = options.maxReviewsInFlight ?? MAX_REVIEWS_IN_FLIGHT;
     const allowed = options.allowedTtlMs ?? 120_000;
     const denied = options.deniedTtlMs ?? 30_000;
     this.cache = new DecisionCache<AuthOutcome>({
@@ -89,6 +120,11 @@ export class MetricsAuth {
     });
   }
 
+  /** Tokens under review now (at most maxReviewsInFlight). */
+  get reviewsInFlight(): number {
+    return this.reviewing;
+  }
+
   /** Decides whether `req` may read the metrics. Never rejects. */
   async check(req: IncomingMessage): Promise<AuthOutcome> {
     const header = req.headers.authorization;
@@ -96,8 +132,17 @@ export class MetricsAuth {
     if (!token) return { status: 401, message: 'Unauthorized: a bearer token is required' };
     const key = createHash('sha256').update(token).digest('hex');
     try {
-      return await this.cache.get(key, () => this.review(token));
+      return await this.cache.get(key, () => this.reviewInSlot(token));
     } catch (err) {
+      if (err instanceof ReviewsBusy) {
+        // Not logged: a flood would flood the log; the refusals are counted instead.
+        this.options.onRefused?.();
+        return {
+          status: 503,
+          message: 'Service Unavailable: too many scrapes with new tokens are being reviewed; try again',
+          retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS,
+        };
+      }
       // Not cached (DecisionCache keeps no failures): the next scrape asks again.
       const transient = isTransient(err);
       this.log.warn('metrics: could not review a scraper’s access', { error: describeError(err) });
@@ -110,10 +155,24 @@ export class MetricsAuth {
     }
   }
 
-  private async review(token: string): Promise<AuthOutcome> {
-    const opts = { timeoutMs: this.timeoutMs };
+  /** The reviews of `token` in one of the slots, or ReviewsBusy at once when none is free. */
+  private async reviewInSlot(token: string): Promise<AuthOutcome> {
+    if (this.reviewing >= this.maxInFlight) throw new ReviewsBusy();
+    this.reviewing++;
+    try {
+      return await this.review(token, performance.now() + this.timeoutMs);
+    } finally {
+      this.reviewing--;
+    }
+  }
+
+  /** deadline: performance.now() by which both reviews must have answered. */
+  private async review(token: string, deadline: number): Promise<AuthOutcome> {
+    // The SubjectAccessReview gets what the TokenReview left of the deadline (RestClient rejects
+    // a request whose deadline has passed as a transient error: 503, not cached).
+    const opts = (): { timeoutMs: number } => ({ timeoutMs: Math.max(1, Math.ceil(deadline - performance.now())) });
     const tr = await this.options.api.request<TokenReview>('POST', TOKEN_REVIEWS, {
-      ...opts,
+      ...opts(),
       body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
     });
     const user = tr.status?.user;
@@ -124,7 +183,7 @@ export class MetricsAuth {
       return { status: 401, message: 'Unauthorized: the bearer token was not accepted' };
     }
     const sar = await this.options.api.request<SubjectAccessReview>('POST', SUBJECT_ACCESS_REVIEWS, {
-      ...opts,
+      ...opts(),
       body: {
         apiVersion: 'authorization.k8s.io/v1',
         kind: 'SubjectAccessReview',

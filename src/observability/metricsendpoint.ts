@@ -10,9 +10,11 @@
  *
  * Guarantees: a cert dir that cannot be loaded at start fails start() with a CertificateError
  * naming METRICS_CERT_DIR and the file (main exits 2, as for any invalid setting); later
- * rotations are watched (servingcert.ts); close() stops the watcher and the server.
+ * rotations are watched (servingcert.ts); close() stops the watcher and the server. With
+ * authentication, metrics_auth_refused_total counts the scrapes refused because every access
+ * review slot was taken (metricsauth.ts), and metrics_auth_reviews_in_flight shows the slots in use.
  */
-import type { Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import { realClock, type Clock } from '../runtime/clock.js';
 import { nopLogger, type Logger } from '../runtime/log.js';
 import { MetricsAuth, type ReviewApi } from './metricsauth.js';
@@ -27,7 +29,11 @@ export interface MetricsEndpointOptions {
   /** '' = self-signed. */
   certDir: string;
   insecurePlainHttp: boolean;
-  /** The API server, for the reviews (RestClient). */
+  /**
+   * The API server, for the reviews: a RestClient with connections of its own
+   * (RestClient.withOwnConnections, MAX_REVIEWS_IN_FLIGHT sockets), so reviews never share the
+   * pool of reconciles and the Lease.
+   */
   api: ReviewApi;
   /** Names for the self-signed certificate's subjectAltName (default localhost and loopback). */
   hosts?: string[];
@@ -63,7 +69,26 @@ export class MetricsEndpoint {
       return;
     }
     const pair = o.certDir ? loadNamed(o.certDir) : selfSignedCertificate({ hosts: o.hosts });
-    const auth = new MetricsAuth({ api: o.api, path: o.path, now: () => clock.now(), logger: this.log });
+    const refused = new Counter({
+      name: 'metrics_auth_refused_total',
+      help: 'Scrapes of the metrics answered 503 at once because every access review slot (TokenReview, SubjectAccessReview) was taken.',
+      registers: [o.registry],
+    });
+    const auth = new MetricsAuth({
+      api: o.api,
+      path: o.path,
+      now: () => clock.now(),
+      logger: this.log,
+      onRefused: () => refused.inc(),
+    });
+    new Gauge({
+      name: 'metrics_auth_reviews_in_flight',
+      help: 'Tokens whose access reviews are in flight now (at most the review slots).',
+      registers: [o.registry],
+      collect() {
+        this.set(auth.reviewsInFlight);
+      },
+    });
     this.server = new MetricsServer({ ...base, tls: pair, auth });
     await this.server.start();
     const fields = { port: this.server.port, path: o.path, ...describeCertificate(pair.cert) };
