@@ -27,6 +27,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../runtime/log.js';
 import { nopLogger } from '../runtime/log.js';
+import type { ConnectionLimits } from './connectionlimits.js';
 import { HttpListener } from './http.js';
 import { EventLoopWatchdog, type WatchdogOptions } from './watchdog.js';
 
@@ -45,6 +46,8 @@ export interface HealthServerOptions {
   watchdog?: WatchdogOptions | false;
   /** For error messages; default "HEALTH_PORT (--health-port)". */
   setting?: string;
+  /** Shorter connection limits for tests; default CONNECTION_LIMITS (connectionlimits.ts). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 interface Named {
@@ -63,7 +66,7 @@ const CHECK_NAME = /^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$/;
 export class HealthServer {
   private readonly liveness: Named[] = [];
   private readonly readiness: Named[] = [];
-  private readonly listener = new HttpListener((req, res) => this.handle(req, res));
+  private readonly listener: HttpListener;
   private readonly logger: Logger;
   private readonly watchdog: EventLoopWatchdog | undefined;
   /** Last logged state per endpoint and check, so a failing check is logged on change, not per probe. */
@@ -71,6 +74,7 @@ export class HealthServer {
 
   constructor(private readonly options: HealthServerOptions) {
     this.logger = options.logger ?? nopLogger;
+    this.listener = new HttpListener((req, res) => this.handle(req, res), undefined, options.connectionLimits);
     this.addLivenessCheck('ping', () => true);
     if (options.watchdog !== false) {
       this.watchdog = new EventLoopWatchdog(options.watchdog || {});

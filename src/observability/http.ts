@@ -9,10 +9,17 @@
  * With a certificate it serves HTTPS only (a plain HTTP request fails the TLS handshake and is
  * dropped), HTTP/1.1 only (node:https has no HTTP/2, so HTTP/2 Rapid Reset does not apply), and
  * setCertificate() swaps the certificate for new connections without a restart.
+ *
+ * No client can hold its connections for long or open many (connectionlimits.ts has the values
+ * and why): the first request's headers must arrive within 10 s of the accept (the TLS handshake
+ * included), a later request's headers within 10 s of its first byte and the whole request
+ * within 30 s; a keep-alive connection idle for 90 s is closed; past 128 open connections, or
+ * 16 from one address, a new connection is closed at accept and the open ones are kept.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { ConnectionGuard, connectionLimits, DEADLINE_CHECK_INTERVAL_MS, type ConnectionLimits } from './connectionlimits.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
@@ -45,14 +52,20 @@ export class ListenError extends Error {
 
 export class HttpListener {
   private server: Server | HttpsServer | undefined;
+  private guard: ConnectionGuard | undefined;
   private closing: Promise<void> | undefined;
   private boundPort = 0;
+  private readonly limits: ConnectionLimits;
 
   constructor(
     private readonly handler: Handler,
     /** Serve HTTPS with this certificate; none: plain HTTP. */
     private readonly tls?: TlsPair,
-  ) {}
+    /** Shorter limits for tests; default CONNECTION_LIMITS. */
+    limits?: Partial<ConnectionLimits>,
+  ) {
+    this.limits = connectionLimits(limits);
+  }
 
   /** Whether this listener serves HTTPS. */
   get secure(): boolean {
@@ -83,12 +96,17 @@ export class HttpListener {
           res.end(`internal error: ${(err as Error)?.message ?? String(err)}\n`);
         });
     };
+    const limits = this.limits;
+    const deadlines = {
+      headersTimeout: limits.headersMs,
+      requestTimeout: limits.requestMs,
+      keepAliveTimeout: limits.idleMs,
+      connectionsCheckingInterval: Math.min(DEADLINE_CHECK_INTERVAL_MS, limits.headersMs),
+    };
     const server: Server | HttpsServer = this.tls
-      ? createHttpsServer({ ...this.tls, minVersion: 'TLSv1.2' }, handle)
-      : createServer(handle);
-    // Probes and scrapes are tiny; a slow client must not hold a socket for Node's 5 min default.
-    server.requestTimeout = 30_000;
-    server.headersTimeout = 10_000;
+      ? createHttpsServer({ ...this.tls, minVersion: 'TLSv1.2', handshakeTimeout: limits.handshakeMs, ...deadlines }, handle)
+      : createServer(deadlines, handle);
+    this.guard = new ConnectionGuard(server, limits);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => reject(listenError(err, options, host));
       server.once('error', onError);
@@ -107,6 +125,8 @@ export class HttpListener {
     this.closing ??= new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeIdleConnections();
+      // Those have sent no request (some are mid TLS handshake, which the HTTP server does not see).
+      this.guard?.closeWaiting();
       // A request in flight gets a moment to finish; after that nothing may keep the process up.
       const force = setTimeout(() => server.closeAllConnections(), 1_000);
       force.unref();

@@ -8,6 +8,7 @@
  * says 200, and otherwise its status and message (metricsauth.ts), before anything is collected.
  */
 import type { Registry } from 'prom-client';
+import type { ConnectionLimits } from './connectionlimits.js';
 import { HttpListener, type TlsPair } from './http.js';
 import type { MetricsAuth } from './metricsauth.js';
 
@@ -25,6 +26,8 @@ export interface MetricsServerOptions {
   tls?: TlsPair;
   /** Who may read the metrics; none: anyone who reaches the port. */
   auth?: Pick<MetricsAuth, 'check'>;
+  /** Shorter connection limits for tests; default CONNECTION_LIMITS (connectionlimits.ts). */
+  connectionLimits?: Partial<ConnectionLimits>;
 }
 
 export class MetricsServer {
@@ -33,40 +36,44 @@ export class MetricsServer {
 
   constructor(private readonly options: MetricsServerOptions) {
     this.path = options.path ?? '/metrics';
-    this.listener = new HttpListener(async (req, res) => {
-      const pathname = new URL(req.url ?? '/', 'http://scrape').pathname;
-      if (pathname !== this.path) {
-        res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
-        res.end(`not found: metrics are served at ${this.path}\n`);
-        return;
-      }
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.writeHead(405, { 'Content-Type': 'text/plain; charset=utf-8', Allow: 'GET, HEAD' });
-        res.end('method not allowed\n');
-        return;
-      }
-      if (options.auth) {
-        const outcome = await options.auth.check(req);
-        if (outcome.status !== 200) {
-          res.writeHead(outcome.status, {
-            'Content-Type': 'text/plain; charset=utf-8',
-            ...(outcome.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
-          });
-          res.end(`${outcome.message}\n`);
+    this.listener = new HttpListener(
+      async (req, res) => {
+        const pathname = new URL(req.url ?? '/', 'http://scrape').pathname;
+        if (pathname !== this.path) {
+          res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end(`not found: metrics are served at ${this.path}\n`);
           return;
         }
-      }
-      let body: string;
-      try {
-        body = await options.registry.metrics();
-      } catch (err) {
-        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
-        res.end(`collecting metrics failed: ${(err as Error)?.message ?? String(err)}\n`);
-        return;
-      }
-      res.writeHead(200, { 'Content-Type': options.registry.contentType, 'Cache-Control': 'no-store' });
-      res.end(body);
-    }, options.tls);
+        if (req.method !== 'GET' && req.method !== 'HEAD') {
+          res.writeHead(405, { 'Content-Type': 'text/plain; charset=utf-8', Allow: 'GET, HEAD' });
+          res.end('method not allowed\n');
+          return;
+        }
+        if (options.auth) {
+          const outcome = await options.auth.check(req);
+          if (outcome.status !== 200) {
+            res.writeHead(outcome.status, {
+              'Content-Type': 'text/plain; charset=utf-8',
+              ...(outcome.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
+            });
+            res.end(`${outcome.message}\n`);
+            return;
+          }
+        }
+        let body: string;
+        try {
+          body = await options.registry.metrics();
+        } catch (err) {
+          res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+          res.end(`collecting metrics failed: ${(err as Error)?.message ?? String(err)}\n`);
+          return;
+        }
+        res.writeHead(200, { 'Content-Type': options.registry.contentType, 'Cache-Control': 'no-store' });
+        res.end(body);
+      },
+      options.tls,
+      options.connectionLimits,
+    );
   }
 
   /** Whether it serves HTTPS. */

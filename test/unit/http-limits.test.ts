@@ -1,0 +1,173 @@
+/**
+ * Endpoints no client can exhaust (issue 32): the metrics and probe servers close a connection
+ * that sends nothing (plain, TLS before its ClientHello, TLS after its handshake), close a
+ * keep-alive connection left idle, refuse new connections past their caps while keeping the open
+ * ones, and still serve a normal request. The limits are shortened through options; every wait
+ * is on a socket event or a condition, with a deadline below Node's own defaults (5 s keep-alive,
+ * 120 s TLS handshake, none for a silent connection), so each case fails without the limits.
+ */
+import assert from 'node:assert/strict';
+import { connect as connectTcp, type Socket } from 'node:net';
+import { after, describe, it } from 'node:test';
+import { connect as connectTls } from 'node:tls';
+import type { ConnectionLimits } from '../../src/observability/connectionlimits.js';
+import { HealthServer } from '../../src/observability/health.js';
+import { HttpListener, type TlsPair } from '../../src/observability/http.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { MetricsServer } from '../../src/observability/metricsserver.js';
+import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
+
+/** Longer than any shortened limit below, shorter than every default of Node's that would close the socket too. */
+const WITHIN_MS = 3_000;
+/** A limit that a case does not exercise: out of the way. */
+const NEVER_MS = 60_000;
+
+const pair: TlsPair = selfSignedCertificate();
+
+async function listening(limits: Partial<ConnectionLimits>, tls?: TlsPair): Promise<HttpListener> {
+  const listener = new HttpListener(
+    (req, res) => {
+      const delayMs = Number(new URL(req.url ?? '/', 'http://test').searchParams.get('delay') ?? 0);
+      setTimeout(() => res.end('ok'), delayMs);
+    },
+    tls,
+    limits,
+  );
+  await listener.listen({ port: 0, host: '127.0.0.1', setting: 'TEST_PORT', what: 'test server' });
+  after(() => listener.close());
+  return listener;
+}
+
+/** A TCP connection that sends nothing; resolves once connected. */
+function silent(port: number, localAddress?: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp({ port, host: '127.0.0.1', localAddress }, () => resolve(socket));
+    socket.on('error', reject);
+    after(() => socket.destroy());
+  });
+}
+
+/** Resolves with the ms until `socket` closed; rejects when it is still open after withinMs. */
+function closedWithin(socket: Socket, withinMs = WITHIN_MS): Promise<number> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    // A refused connection may end in a reset: an error is a way of closing here.
+    socket.on('error', () => undefined);
+    if (socket.closed) return resolve(0);
+    const timer = setTimeout(() => reject(new Error(`the connection is still open after ${withinMs} ms`)), withinMs);
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(performance.now() - t0);
+    });
+  });
+}
+
+/** Sends one keep-alive GET on `socket` and resolves with the raw response head and body once complete. */
+function exchange(socket: Socket, path = '/'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const onData = (d: Buffer): void => {
+      text += d.toString('utf8');
+      if (/\r\n\r\nok$/.test(text)) {
+        socket.off('data', onData);
+        resolve(text);
+      }
+    };
+    socket.on('data', onData);
+    socket.once('close', () => reject(new Error(`closed before a whole response: ${JSON.stringify(text)}`)));
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: test\r\nConnection: keep-alive\r\n\r\n`);
+  });
+}
+
+/** `n` keep-alive connections that have each been served one request (so the server holds them open). */
+async function servedConnections(port: number, n: number, tls = false): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  for (let i = 0; i < n; i++) {
+    const socket = tls ? await handshaken(port) : await silent(port);
+    assert.match(await exchange(socket), /^HTTP\/1.1 200/);
+    sockets.push(socket);
+  }
+  return sockets;
+}
+
+/** A TLS connection past its handshake; resolves once secure. */
+function handshaken(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connectTls({ port, host: '127.0.0.1', rejectUnauthorized: false }, () => resolve(socket));
+    socket.on('error', reject);
+    after(() => socket.destroy());
+  });
+}
+
+describe('connection limits of the metrics and probe servers', () => {
+  it('closes a TCP connection that sends nothing at the first-request deadline (probe server)', async () => {
+    const health = new HealthServer({ port: 0, host: '127.0.0.1', watchdog: false, connectionLimits: { firstRequestMs: 200 } });
+    await health.start();
+    after(() => health.close());
+    const ms = await closedWithin(await silent(health.port));
+    assert.ok(ms >= 150, `closed after ${ms} ms, before its deadline`);
+  });
+
+  it('closes a TLS connection that never sends a ClientHello at the handshake deadline (metrics server)', async () => {
+    const metrics = new MetricsServer({
+      registry: createMetrics({ defaultMetrics: false }).registry,
+      port: 0,
+      host: '127.0.0.1',
+      tls: pair,
+      connectionLimits: { handshakeMs: 200, firstRequestMs: NEVER_MS },
+    });
+    await metrics.start();
+    after(() => metrics.close());
+    await closedWithin(await silent(metrics.port));
+  });
+
+  it('closes a TLS connection that completes its handshake but sends no request, counted from the accept', async () => {
+    const listener = await listening({ firstRequestMs: 300, handshakeMs: NEVER_MS }, pair);
+    await closedWithin(await handshaken(listener.port));
+  });
+
+  it('closes a keep-alive connection idle past the idle timeout, after serving it', async () => {
+    const listener = await listening({ idleMs: 300, firstRequestMs: NEVER_MS });
+    const socket = await silent(listener.port);
+    assert.match(await exchange(socket), /^HTTP\/1.1 200/);
+    await closedWithin(socket);
+  });
+
+  it('past the cap refuses a new connection and keeps the open ones, which are still served', async () => {
+    const listener = await listening({ maxConnections: 3, firstRequestMs: NEVER_MS });
+    const open = await servedConnections(listener.port, 3);
+    await closedWithin(await silent(listener.port));
+    for (const socket of open) assert.match(await exchange(socket), /^HTTP\/1.1 200/);
+  });
+
+  it('past the cap per address refuses that address a new connection, and another address is served', async () => {
+    const listener = await listening({ maxConnections: 10, maxConnectionsPerAddress: 2, firstRequestMs: NEVER_MS });
+    const open = await servedConnections(listener.port, 2);
+    await closedWithin(await silent(listener.port));
+    const other = await silent(listener.port, '127.0.0.2');
+    assert.match(await exchange(other), /^HTTP\/1.1 200/);
+    for (const socket of open) assert.match(await exchange(socket), /^HTTP\/1.1 200/);
+  });
+
+  it('serves a normal request slower than the first-request deadline, and advertises the idle timeout', async () => {
+    const listener = await listening({ firstRequestMs: 200, idleMs: 3_000 });
+    const socket = await silent(listener.port);
+    const response = await exchange(socket, '/?delay=600');
+    assert.match(response, /^HTTP\/1.1 200/);
+    assert.match(response, /\r\nKeep-Alive: timeout=3\r\n/i);
+    assert.match(await exchange(socket), /^HTTP\/1.1 200/, 'the connection is reused after the first-request deadline');
+  });
+
+  it('close() is not held by a connection still in its TLS handshake', async () => {
+    const listener = await listening({ firstRequestMs: NEVER_MS, handshakeMs: NEVER_MS }, pair);
+    const socket = await silent(listener.port);
+    // Accepted in order: once a later connection is served, the silent one is the server's too.
+    await servedConnections(listener.port, 1, true);
+    const closing = listener.close();
+    await closedWithin(socket);
+    await Promise.race([
+      closing,
+      new Promise((_, reject) => setTimeout(() => reject(new Error('close() still pending')), WITHIN_MS).unref()),
+    ]);
+  });
+});
