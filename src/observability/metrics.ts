@@ -13,7 +13,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RestClientMetrics } from '../kube/retry.js';
 import type { ControllerMetrics, ReconcileResult } from '../runtime/controller/metrics.js';
-import type { InformerMetrics } from '../runtime/informer/reflector.js';
+import { WATCH_ERROR_REASONS, type InformerMetrics } from '../runtime/informer/reflector.js';
 import { MALFORMED_REASONS } from '../runtime/informer/malformed.js';
 import type { LeaderElectionMetrics } from '../runtime/leaderelection/elector.js';
 import type { InFlightWork, WorkQueueMetrics, WorkQueueMetricsProvider } from '../runtime/workqueue/metrics.js';
@@ -260,18 +260,17 @@ function informerMetrics(registry: Registry): (name: string) => InformerMetrics 
   const watches = byInformer.counter('informer_watches_total', 'WATCH requests opened by an informer');
   const watchErrors = byReason.counter(
     'informer_watch_errors_total',
-    'Watches that ended abnormally, by reason: gone (410, re-list), error (backoff), inactive (watchdog), short (ended at once)',
+    'Watches that ended abnormally, by reason: gone (410, re-list), error (backoff), inactive (watchdog), short (ended at once), undecodable (an event that did not decode; backoff, re-watch from the last applied event)',
   );
-  const reasons = ['gone', 'error', 'inactive', 'short'] as const;
   const malformed = byReason.counter(
     'informer_malformed_events_total',
-    'Watch events and listed items skipped as malformed, by reason: unparseable, no-object, no-name, wrong-kind, unknown-type',
+    'Malformed watch events and listed items, by reason: unparseable, no-object, unknown-type (a watch event of these ends the watch), no-name, wrong-kind (skipped)',
   );
   return (informer) => {
     const labels = { informer };
     // Created at zero, so increase() and absent() work from the first scrape.
     for (const c of [lists, listErrors, relists, watches]) c.inc(labels, 0);
-    for (const reason of reasons) watchErrors.inc({ informer, reason }, 0);
+    for (const reason of WATCH_ERROR_REASONS) watchErrors.inc({ informer, reason }, 0);
     for (const reason of MALFORMED_REASONS) malformed.inc({ informer, reason }, 0);
     return {
       listRequest: () => lists.inc(labels),

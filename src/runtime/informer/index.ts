@@ -16,11 +16,13 @@ export {
   DEFAULT_MIN_WATCH_TIMEOUT_SECONDS,
   DEFAULT_PAGE_SIZE,
   Reflector,
+  WATCH_ERROR_REASONS,
   nopInformerMetrics,
   type InformerMetrics,
   type ReflectorOptions,
   type ReflectorSink,
   type ReflectorStatus,
+  type WatchErrorReason,
 } from './reflector.js';
 export {
   kubeListerWatcher,
@@ -32,5 +34,12 @@ export {
   type WatchEvent,
   type WatchOptions,
 } from './listwatch.js';
-export { MALFORMED_REASONS, malformedObject, malformedWatchEvent, type ExpectedType, type MalformedReason } from './malformed.js';
+export {
+  MALFORMED_REASONS,
+  endsWatch,
+  malformedObject,
+  malformedWatchEvent,
+  type ExpectedType,
+  type MalformedReason,
+} from './malformed.js';
 export { InformerSet, informerLiveness, type InformerSetOptions } from './informerset.js';

@@ -12,10 +12,11 @@
  *    stream (its timeoutSeconds passed) or `signal` aborts. It never passes an ERROR event on:
  *    the Status inside becomes the ApiError watch() rejects with, so a 410 Gone ("too old
  *    resource version") arrives as an ApiError with code 410 (isGone), like a 410 answer would.
- *  - A line that is not a JSON object is passed on as an UNPARSEABLE event (the reflector counts
- *    and skips it, as client-go's reflector skips an event it cannot decode), and the watch goes
- *    on; an object without apiVersion or kind gets the watched type's, as listed items do. A
- *    throw from onEvent ends the stream and watch() rejects with that very error.
+ *  - A line that is not a JSON object is passed on as an UNPARSEABLE event, in stream order (the
+ *    reflector ends the watch there and re-watches, as client-go's StreamWatcher ends a watch
+ *    whose event does not decode: see malformed.ts); an object without apiVersion or kind gets
+ *    the watched type's, as listed items do. A throw from onEvent ends the stream and watch()
+ *    rejects with that very error; aborting `signal` from onEvent ends it at that line.
  */
 import { ApiError, type StatusBody } from '../../kube/errors.js';
 import type { Query, RestClient } from '../../kube/rest.js';

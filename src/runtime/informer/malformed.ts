@@ -1,8 +1,15 @@
 /**
- * What makes a listed object or a watch event unusable, as client-go's reflector checks it
- * (watchHandler: an object of the wrong type or GroupVersionKind, or one without metadata, is
- * reported and skipped; the watch goes on). The reflector counts and skips such an event instead
- * of letting it reach the cache, where an object without a name cannot even be keyed.
+ * What makes a listed object or a watch event unusable, and what the reflector does about it, as
+ * client-go splits it:
+ *  - a watch line that does not decode (not JSON, not an event: an unknown type, or an object
+ *    that is not a JSON object) makes apimachinery's StreamWatcher end the watch with an error,
+ *    so the reflector re-watches from the last resourceVersion it applied and the server sends
+ *    the event again (endsWatch). Skipping it instead would lose the change for good: the next
+ *    event moves the resourceVersion past it, and the cache keeps the old object until a 410;
+ *  - an event that decodes but cannot be cached (an object of another apiVersion or kind, or
+ *    without a name) is reported and skipped by client-go's watchHandler, and the watch goes on;
+ *    the reflector counts and skips it too, so it never reaches the cache, where an object
+ *    without a name cannot even be keyed. A listed item of any malformed kind is skipped.
  *
  * Guarantees: a pure function of the event; never throws, whatever the event holds (null, a
  * number, an array), so a hostile or broken stream cannot make the check itself fail.
@@ -25,6 +32,14 @@ export interface ExpectedType {
   kind: string;
 }
 
+/** Reasons that end the watch (the line did not decode) instead of being skipped. */
+const UNDECODABLE: ReadonlySet<MalformedReason> = new Set<MalformedReason>(['unparseable', 'no-object', 'unknown-type']);
+
+/** Whether a watch event malformed for `reason` ends the watch (true) or is skipped (false). */
+export function endsWatch(reason: MalformedReason): boolean {
+  return UNDECODABLE.has(reason);
+}
+
 const EVENT_TYPES = new Set(['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK']);
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -40,7 +55,7 @@ export function malformedObject(obj: unknown, expected: ExpectedType | undefined
   return undefined;
 }
 
-/** Why a watch event (other than ERROR, which ends the watch) must be skipped; undefined when it is sound. */
+/** Why a watch event (other than ERROR, which ends the watch) cannot be applied; undefined when it is sound. */
 export function malformedWatchEvent(event: WatchEvent<unknown>, expected: ExpectedType | undefined): MalformedReason | undefined {
   if (!isObject(event)) return 'unparseable';
   const type = event.type as string;

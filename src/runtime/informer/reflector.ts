@@ -28,10 +28,16 @@
  *    healthy stream is never cut, while a dead one (a half-open TCP connection, a proxy that
  *    dropped the stream) is noticed long before its 5-10 minute server-side timeout would have
  *    ended it; a stream that is merely quiet costs one cheap re-watch.
- *  - A malformed event (an object that is null, has no name, or is of another kind; a line that
- *    is not JSON; an unknown event type) is logged, counted (malformedEvent) and skipped, as
- *    client-go's reflector does; the watch goes on and the resourceVersion does not move. A listed
- *    item that could not be cached (null, no name, another kind) is skipped the same way.
+ *  - A watch line that does not decode (not JSON, an unknown event type, an object that is not
+ *    a JSON object) ends the watch, as apimachinery's StreamWatcher ends it: counted
+ *    (malformedEvent by reason, and watchError 'undecodable'), logged, and re-watched after the
+ *    backoff from the resourceVersion of the last event applied, so the server sends that event
+ *    again and the cache never keeps an old object in its place; the backoff keeps a stream that
+ *    stays bad from making us spin. Only events before it were applied: nothing after it is read.
+ *  - An event that decodes but cannot be cached (no name, another kind) is logged, counted
+ *    (malformedEvent) and skipped, as client-go's reflector does; the watch goes on and the
+ *    resourceVersion does not move. A listed item that could not be cached (null, no name,
+ *    another kind) is skipped the same way.
  *  - Listed objects are transformed one by one as the page is decoded, so a page's untrimmed
  *    objects are never all alive at once (see kube/listdecode.ts).
  *
@@ -44,7 +50,7 @@ import { Backoff, type BackoffOptions } from '../backoff.js';
 import { realClock, type Clock, type Timer } from '../clock.js';
 import type { KubeObject } from '../cache/store.js';
 import { watchEventError, type ListerWatcher, type WatchEvent } from './listwatch.js';
-import { malformedObject, malformedWatchEvent, type ExpectedType, type MalformedReason } from './malformed.js';
+import { endsWatch, malformedObject, malformedWatchEvent, type ExpectedType, type MalformedReason } from './malformed.js';
 
 /** Where the reflector delivers what it learns; calls are synchronous and in order. */
 export interface ReflectorSink<T> {
@@ -69,12 +75,16 @@ export interface InformerMetrics {
   watchStarted(): void;
   /**
    * informer_watch_errors_total{reason}: 'gone' (410, re-list), 'error' (backoff),
-   * 'inactive' (watchdog fired), 'short' (ended at once without events, backoff).
+   * 'inactive' (watchdog fired), 'short' (ended at once without events, backoff),
+   * 'undecodable' (a line that did not decode ended it; backoff, re-watch).
    */
-  watchError(reason: 'gone' | 'error' | 'inactive' | 'short'): void;
-  /** informer_malformed_events_total{reason}: a watch event or listed item skipped (malformed.ts). */
+  watchError(reason: WatchErrorReason): void;
+  /** informer_malformed_events_total{reason}: a watch event or listed item skipped, or a line that ended the watch (malformed.ts). */
   malformedEvent(reason: MalformedReason): void;
 }
+
+export const WATCH_ERROR_REASONS = ['gone', 'error', 'inactive', 'short', 'undecodable'] as const;
+export type WatchErrorReason = (typeof WATCH_ERROR_REASONS)[number];
 
 export const nopInformerMetrics: InformerMetrics = {
   listRequest() {},
@@ -133,6 +143,14 @@ class SinkFailure extends Error {
 
 class ShortWatchError extends Error {
   override readonly name = 'ShortWatchError';
+}
+
+/** A watch line that did not decode: the watch ends here, and is re-opened from the last applied event. */
+class UndecodableEventError extends Error {
+  override readonly name = 'UndecodableEventError';
+  constructor(readonly reason: MalformedReason) {
+    super(`a watch event could not be decoded (${reason})`);
+  }
 }
 
 export class Reflector<T extends KubeObject> {
@@ -221,6 +239,13 @@ export class Reflector<T extends KubeObject> {
             continue;
           }
           this.logger.warn('watch from a fresh list got 410 at once; re-listing after backoff', { resourceVersion: this.lastRV });
+        } else if (err instanceof UndecodableEventError) {
+          this.metrics.watchError('undecodable');
+          this.logger.warn('watch event could not be decoded; will re-watch from the last applied resourceVersion after backoff', {
+            reason: err.reason,
+            resourceVersion: this.lastRV,
+            failures: this.consecutiveFailures,
+          });
         } else {
           this.metrics.watchError(err instanceof ShortWatchError ? 'short' : 'error');
           this.logger.warn('watch failed; will re-watch after backoff', { error: this.lastError, failures: this.consecutiveFailures });
@@ -297,7 +322,7 @@ export class Reflector<T extends KubeObject> {
   /**
    * One watch from lastRV until it ends. Resolves 'ended' when the server closed it (or run's
    * signal aborted), 'inactive' when the watchdog cut it; rejects with the watch's error, a
-   * ShortWatchError, or a SinkFailure.
+   * ShortWatchError, an UndecodableEventError, or a SinkFailure.
    */
   private async watchOnce(signal: AbortSignal): Promise<'ended' | 'inactive'> {
     const stop = new AbortController();
@@ -327,6 +352,13 @@ export class Reflector<T extends KubeObject> {
       if (failure || stop.signal.aborted) return; // a late event from a stream we already gave up on
       lastActivity = this.clock.now();
       const malformed = malformedWatchEvent(event, this.expectedType);
+      if (malformed && endsWatch(malformed)) {
+        // Never logged: a line that did not decode may hold anything, a Secret's data included.
+        this.metrics.malformedEvent(malformed);
+        failure = { error: new UndecodableEventError(malformed) };
+        stop.abort(failure.error);
+        return;
+      }
       if (malformed) return this.skip(malformed, 'watch', event?.object, event?.type);
       if (event.type === 'ERROR') {
         failure = { error: watchEventError(event.object) };
