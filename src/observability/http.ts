@@ -50,6 +50,13 @@ export class ListenError extends Error {
   }
 }
 
+/**
+ * The TLS context options of an HTTPS listener besides its certificate, given again on every
+ * rotation: setSecureContext() resets whatever it is not given to Node's defaults, which a
+ * process may have lowered (--tls-min-v1.0).
+ */
+const TLS_CONTEXT = { minVersion: 'TLSv1.2' } as const;
+
 export class HttpListener {
   private server: Server | HttpsServer | undefined;
   private guard: ConnectionGuard | undefined;
@@ -75,7 +82,7 @@ export class HttpListener {
   /** New TLS connections get this certificate; open ones keep theirs. Only for an HTTPS listener. */
   setCertificate(pair: TlsPair): void {
     if (!this.tls) throw new Error('setCertificate on a plain HTTP listener');
-    (this.server as HttpsServer | undefined)?.setSecureContext(pair);
+    (this.server as HttpsServer | undefined)?.setSecureContext({ ...TLS_CONTEXT, cert: pair.cert, key: pair.key });
   }
 
   /** The bound port (the real one when 0 was asked); 0 before listen(). */
@@ -104,7 +111,7 @@ export class HttpListener {
       connectionsCheckingInterval: Math.min(DEADLINE_CHECK_INTERVAL_MS, limits.headersMs),
     };
     const server: Server | HttpsServer = this.tls
-      ? createHttpsServer({ ...this.tls, minVersion: 'TLSv1.2', handshakeTimeout: limits.handshakeMs, ...deadlines }, handle)
+      ? createHttpsServer({ ...this.tls, ...TLS_CONTEXT, handshakeTimeout: limits.handshakeMs, ...deadlines }, handle)
       : createServer(deadlines, handle);
     this.guard = new ConnectionGuard(server, limits);
     await new Promise<void>((resolve, reject) => {
