@@ -3,7 +3,7 @@
  * gets at most MAX_REVIEWS_IN_FLIGHT tokens under review; the rest are answered 503 with
  * Retry-After at once, not queued; the reviews run on connections of their own, so one that
  * hangs never delays the operator's other requests; a review that hangs frees its slot at its
- * deadline. A local HTTPS server stands in for the API server: it answers every request at once,
+ * deadline; the endpoint counts the refusals. A local HTTPS server stands in for the API server: it answers every request at once,
  * except TokenReviews, which it holds without a word.
  */
 import assert from 'node:assert/strict';
@@ -14,7 +14,10 @@ import { describe, it, type TestContext } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { RestClient } from '../../src/kube/rest.js';
 import { MAX_REVIEWS_IN_FLIGHT, MetricsAuth, type ReviewApi } from '../../src/observability/metricsauth.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { MetricsEndpoint } from '../../src/observability/metricsendpoint.js';
 import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
+import { get, metricSample } from '../support/http.js';
 import type { RequestOpts } from '../../src/kube/rest.js';
 
 const req = (token: string): IncomingMessage => ({ headers: { authorization: `Bearer ${token}` } }) as IncomingMessage;
@@ -100,14 +103,18 @@ interface StandIn {
   url: string;
   /** TokenReviews held now (their connections still open). */
   heldReviews(): number;
+  /** The Authorization header of every request, by path. */
+  authorization: Map<string, string | undefined>;
 }
 
 async function apiServer(t: TestContext): Promise<StandIn> {
   const { cert, key } = selfSignedCertificate();
   const held = new Set<ServerResponse>();
   const sockets = new Set<Socket>();
+  const authorization = new Map<string, string | undefined>();
   const server = createServer({ cert, key }, (r: IncomingMessage, res: ServerResponse) => {
     r.resume();
+    authorization.set(r.url ?? '', r.headers.authorization);
     if (r.url?.endsWith('/tokenreviews')) {
       held.add(res);
       res.on('close', () => held.delete(res));
@@ -128,6 +135,7 @@ async function apiServer(t: TestContext): Promise<StandIn> {
   return {
     url: `https://127.0.0.1:${(server.address() as { port: number }).port}`,
     heldReviews: () => held.size,
+    authorization,
   };
 }
 
@@ -172,6 +180,9 @@ describe('access reviews on connections of their own', () => {
       (o) => o.status,
     );
     assert.deepEqual(new Set(statuses), new Set([503]));
+    // The same credentials on both pools: the reviews' client authenticates through the operator's.
+    assert.deepEqual(new Set(api.authorization.values()), new Set(['Bearer operator-token']));
+    assert.equal(api.authorization.size, 3);
     rest.close(); // not the reviews' client: they hang on
     assert.equal(api.heldReviews(), MAX_REVIEWS_IN_FLIGHT);
   });
@@ -188,5 +199,35 @@ describe('access reviews on connections of their own', () => {
     const next = auth.check(req('next'));
     await eventually(() => api.heldReviews() === 1, 5_000, 'the next token reaches the API server');
     assert.equal((await next).status, 503);
+  });
+});
+
+describe('the metrics endpoint under a flood', () => {
+  it('counts refused scrapes in metrics_auth_refused_total and shows the slots in use in metrics_auth_reviews_in_flight', async (t) => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    const api = gatedApi();
+    const endpoint = new MetricsEndpoint({
+      registry: metrics.registry,
+      port: 0,
+      path: '/metrics',
+      certDir: '',
+      insecurePlainHttp: false,
+      api,
+    });
+    await endpoint.start();
+    t.after(async () => {
+      api.release();
+      await endpoint.close();
+    });
+    const scrape = (token: string): Promise<number> =>
+      get(endpoint.port, '/metrics', { tls: true, fresh: true, headers: { Authorization: `Bearer ${token}` } }).then((r) => r.status);
+    const hanging = Array.from({ length: MAX_REVIEWS_IN_FLIGHT }, (_, i) => scrape(i === 0 ? 'good' : `flood-${i}`));
+    await eventually(() => api.calls.length === MAX_REVIEWS_IN_FLIGHT, 5_000, 'every review slot taken');
+    assert.deepEqual(await Promise.all([scrape('x'), scrape('y'), scrape('z')]), [503, 503, 503]);
+    assert.equal(metricSample(await metrics.registry.metrics(), 'metrics_auth_refused_total'), 3);
+    assert.equal(metricSample(await metrics.registry.metrics(), 'metrics_auth_reviews_in_flight'), MAX_REVIEWS_IN_FLIGHT);
+    api.release();
+    assert.equal(await hanging[0], 200);
+    assert.equal(metricSample(await metrics.registry.metrics(), 'metrics_auth_reviews_in_flight'), 0);
   });
 });
