@@ -7,6 +7,7 @@ import type { TestContext } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
 import { NO_PODS_ANNOTATIONS } from '../../scripts/controlplane/network.js';
 import { kubectlFor, type Kubectl, type KubectlOptions, type KubectlResult } from '../../scripts/kubectl.js';
+import { eventually } from './eventually.js';
 
 export function kubeconfig(): string {
   const path = process.env.KUBECONFIG;
@@ -114,29 +115,7 @@ export function testNamespace(t: TestContext, prefix = 't', labels: Record<strin
   return name;
 }
 
-/** Polls fn until it returns a value other than undefined/false, or fails with the last error. */
-export async function eventually<T>(
-  what: string,
-  fn: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 30_000,
-  intervalMs = 200,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError = '';
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-      lastError = '';
-    } catch (err) {
-      lastError = String(err);
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${lastError}` : ''}`);
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-}
+export { eventually };
 
 /** True when the run uses the local control plane this project builds (not USE_EXISTING_CLUSTER). */
 export function onLocalControlPlane(): boolean {

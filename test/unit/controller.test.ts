@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Controller, generationChangedOrDeleted, type ReconcileContext } from '../../src/runtime/controller/index.js';
 import type { EventHandler } from '../../src/runtime/controller/sources.js';
 import { ItemExponentialFailureRateLimiter, LOW_PRIORITY } from '../../src/runtime/workqueue/index.js';
 import type { KubeObject } from '../../src/kube/object.js';
+import { FakeClock } from '../../src/runtime/testing/clock.js';
+import { eventually, signal, within } from '../support/eventually.js';
 
 class Source<T> {
   handlers: EventHandler<T>[] = [];
@@ -107,7 +108,7 @@ describe('Controller', () => {
     p.onAdd!({ metadata: { name: 'old2', namespace: 'ns', generation: 1 } }, true);
     const stop = new AbortController();
     const run = c.run({ stop: stop.signal, drainTimeoutMs: 1000 });
-    while (order.length < 4) await sleep(1);
+    await eventually('four reconciles', () => order.length >= 4, 5_000, 1);
     // old1's own Job went behind the rest of the backlog (old2), as in FIFO order.
     assert.deepEqual(order, ['ns/old1', 'ns/old2', 'ns/old1', 'ns/old2']);
 
@@ -115,7 +116,7 @@ describe('Controller', () => {
     order.length = 0;
     during.set('fresh', () => p.onAdd!({ metadata: { name: 'old3', namespace: 'ns', generation: 1 } }, true));
     p.onAdd!({ metadata: { name: 'fresh', namespace: 'ns', generation: 1 } }, false);
-    while (order.length < 4) await sleep(1);
+    await eventually('four reconciles', () => order.length >= 4, 5_000, 1);
     assert.deepEqual(order, ['ns/fresh', 'ns/fresh', 'ns/old3', 'ns/old3']);
 
     // A change of a backlog owner itself is fresh: from then on its Job's changes are too.
@@ -126,7 +127,7 @@ describe('Controller', () => {
       { metadata: { name: 'old1', namespace: 'ns', generation: 1 } },
       { metadata: { name: 'old1', namespace: 'ns', generation: 2 } },
     );
-    while (order.length < 4) await sleep(1);
+    await eventually('four reconciles', () => order.length >= 4, 5_000, 1);
     assert.deepEqual(order, ['ns/old1', 'ns/old1', 'ns/old4', 'ns/old4']);
     stop.abort();
     await run;
@@ -156,6 +157,9 @@ describe('Controller', () => {
     let running = 0;
     let overlap = false;
     let calls = 0;
+    const firstStarted = signal();
+    const releaseFirst = signal();
+    const succeeded = signal();
     const c = new Controller(
       { name: 't', workers: 4, rateLimiter: new ItemExponentialFailureRateLimiter(1, 10) },
       {
@@ -163,9 +167,14 @@ describe('Controller', () => {
           running++;
           if (running > 1) overlap = true;
           calls++;
-          await sleep(20);
+          if (calls === 1) {
+            firstStarted.resolve();
+            await releaseFirst.promise;
+          }
+          await new Promise((r) => setImmediate(r));
           running--;
           if (calls < 3) throw new Error('transient');
+          succeeded.resolve();
           return undefined;
         },
       },
@@ -173,24 +182,36 @@ describe('Controller', () => {
     const stop = new AbortController();
     const done = c.run({ stop: stop.signal, drainTimeoutMs: 1000 });
     c.enqueue('ns/a');
-    await sleep(5);
+    await within('the first reconcile', firstStarted.promise, 5_000);
+    // Re-added while in flight, with three workers idle: a queue that let two workers take one
+    // key would hand it out now, and the second reconcile would start within this turn.
     c.enqueue('ns/a');
     c.enqueue('ns/a');
-    await sleep(200);
+    await new Promise((r) => setImmediate(r));
+    releaseFirst.resolve();
+    await within('a reconcile that succeeds after two failures', succeeded.promise, 5_000);
     assert.equal(overlap, false);
-    assert.ok(calls >= 3, `failures are retried (calls: ${calls})`);
+    assert.equal(calls, 3, 'failures are retried, and the re-adds during the first pass made one more pass');
     stop.abort();
-    await done;
+    await within('the controller to stop', done, 5_000);
   });
 
   it('aborts in-flight reconciles at once when stopped immediately (leadership lost)', async () => {
     let seen: AbortSignal | undefined;
+    const started = signal();
+    const aborted = signal();
     const c = new Controller(
       { name: 't', workers: 1 },
       {
         reconcile: (_key: string, ctx: ReconcileContext) => {
           seen = ctx.signal;
-          return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+          started.resolve();
+          return new Promise((_, reject) =>
+            ctx.signal.addEventListener('abort', () => {
+              aborted.resolve();
+              reject(ctx.signal.reason);
+            }),
+          );
         },
       },
     );
@@ -198,9 +219,9 @@ describe('Controller', () => {
     const abort = new AbortController();
     const done = c.run({ stop: stop.signal, abort: abort.signal, drainTimeoutMs: 60_000 });
     c.enqueue('ns/a');
-    await sleep(10);
+    await within('the reconcile to start', started.promise, 5_000);
     abort.abort(new Error('lost'));
-    await sleep(10);
+    await within('the in-flight reconcile to be aborted, before any stop', aborted.promise, 5_000);
     assert.ok(seen?.aborted, 'the in-flight reconcile is aborted before any stop');
     assert.equal((seen?.reason as Error).message, 'lost');
     stop.abort();
@@ -208,16 +229,20 @@ describe('Controller', () => {
   });
 
   it('gives in-flight reconciles the drain bound after stop, then aborts them', async () => {
+    // Drain time is the controller's clock: a fake one decides the bound to the millisecond.
+    const clock = new FakeClock();
     let seen: AbortSignal | undefined;
-    let finished = 0;
+    const started = signal();
+    let finish!: () => void;
     const c = new Controller(
-      { name: 't', workers: 1 },
+      { name: 't', workers: 1, clock },
       {
         reconcile: (_key: string, ctx: ReconcileContext) => {
           seen = ctx.signal;
+          started.resolve();
           return new Promise((resolve, reject) => {
             ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason));
-            if (finished++ === 0) setTimeout(() => resolve(undefined), 20);
+            finish = () => resolve(undefined);
           });
         },
       },
@@ -225,17 +250,22 @@ describe('Controller', () => {
     const stop = new AbortController();
     c.enqueue('ns/a');
     const run = c.run({ stop: stop.signal, drainTimeoutMs: 200 });
-    await sleep(5);
+    await within('the reconcile to start', started.promise, 5_000);
     stop.abort();
-    await run;
+    await eventually('the drain timer', () => clock.nextTimerAt() === 200, 5_000, 1);
+    await clock.step(199);
+    finish();
+    await within('the controller to stop once its reconcile finished', run, 5_000);
     assert.equal(seen?.aborted, false, 'a reconcile that finishes within the drain bound is not aborted');
 
     let slowSeen: AbortSignal | undefined;
+    const slowStarted = signal();
     const slow = new Controller(
-      { name: 'slow', workers: 1 },
+      { name: 'slow', workers: 1, clock },
       {
         reconcile: (_k, ctx) => {
           slowSeen = ctx.signal;
+          slowStarted.resolve();
           return new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
         },
       },
@@ -243,9 +273,14 @@ describe('Controller', () => {
     const stopSlow = new AbortController();
     slow.enqueue('ns/b');
     const runSlow = slow.run({ stop: stopSlow.signal, drainTimeoutMs: 50 });
-    await sleep(5);
+    await within('the slow reconcile to start', slowStarted.promise, 5_000);
     stopSlow.abort();
-    await runSlow;
+    const stoppedAt = clock.now();
+    await eventually('the drain timer', () => clock.nextTimerAt() === stoppedAt + 50, 5_000, 1);
+    await clock.step(49);
+    assert.equal(slowSeen?.aborted, false, 'not aborted before the drain bound');
+    await clock.step(1);
+    await within('the controller to stop at the drain bound', runSlow, 5_000);
     assert.equal((slowSeen?.reason as Error).message, 'shutdown deadline passed', 'aborted when the drain bound passed');
   });
 });

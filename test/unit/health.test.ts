@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { HealthServer } from '../../src/observability/health.js';
 import { ListenError } from '../../src/observability/http.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { MetricsServer } from '../../src/observability/metricsserver.js';
+import { eventually } from '../support/eventually.js';
 
 interface Reply {
   status: number;
@@ -33,6 +33,11 @@ async function started(options: ConstructorParameters<typeof HealthServer>[0] = 
   await server.start();
   after(() => server.close());
   return server;
+}
+
+/** Why the eventloop check fails now ('true' when it passes). */
+function eventloopReason(server: HealthServer): string {
+  return String(server.evaluate('healthz').checks.find((c) => c.name === 'eventloop')?.reason ?? true);
 }
 
 describe('health server', () => {
@@ -133,26 +138,45 @@ describe('health server', () => {
     assert.throws(() => server.addLivenessCheck('Bad Name', () => true), /must be lower case/);
   });
 
-  it('fails /healthz after the event loop stalls, and recovers once the window has passed', async () => {
+  it('fails /healthz after the event loop stalls', async () => {
     // A stall threshold well above what a loaded machine delays a timer by (CI runs this beside
     // control planes), and a block well above the threshold.
-    const server = await started({ port: 0, watchdog: { intervalMs: 20, stallThresholdMs: 1000, windowMs: 2000 } });
+    const server = await started({ port: 0, watchdog: { intervalMs: 20, stallThresholdMs: 1000, windowMs: 60_000 } });
     assert.equal((await get(server.port, '/healthz')).status, 200);
     const until = performance.now() + 1500;
     while (performance.now() < until) {
       // Blocks the event loop, as a runaway synchronous computation would.
     }
-    await sleep(50);
+    // The first tick after the block records the stall.
+    await eventually('the watchdog to record the stall', () => /^event loop stalled for \d+\.\d s/.test(eventloopReason(server)), 5_000, 5);
     const stalled = await get(server.port, '/healthz');
     assert.equal(stalled.status, 500);
     assert.match(stalled.body, /^\[-\]eventloop failed$/m);
-    assert.match(
-      String(server.evaluate('healthz').checks.find((c) => c.name === 'eventloop')?.reason),
-      /^event loop stalled for \d+\.\d s/,
-    );
     assert.equal((await get(server.port, '/readyz')).status, 500);
-    await sleep(2300);
-    assert.equal((await get(server.port, '/healthz')).status, 200);
+  });
+
+  it('keeps /healthz failing for the window after a stall, and recovers once it has passed', async () => {
+    // The watchdog's clock is the test's: a stall of 1.5 s, then time moved on to the window's end.
+    let now = 0;
+    let reads = 0;
+    const server = await started({
+      port: 0,
+      watchdog: { intervalMs: 20, stallThresholdMs: 1000, windowMs: 2000, now: () => (reads++, now) },
+    });
+    /** Moves the clock by ms, and waits for a tick to have read it (ticks read the clock; probes are not sent meanwhile). */
+    const advance = async (ms: number): Promise<void> => {
+      now += ms;
+      const seen = reads;
+      await eventually('a watchdog tick', () => reads > seen, 5_000, 5);
+    };
+    await advance(1500); // one tick 1.5 s late: a stall, recorded at 1500
+    assert.equal((await get(server.port, '/healthz')).status, 500);
+    assert.match(eventloopReason(server), /^event loop stalled for 1\.5 s/);
+    // To 1 ms before the window's end, in moves below the threshold (each tick on time).
+    for (let moved = 0; moved < 1999; moved += 500) await advance(Math.min(500, 1999 - moved));
+    assert.equal((await get(server.port, '/healthz')).status, 500, 'still failing 1 ms before the window ends');
+    await advance(1);
+    assert.equal((await get(server.port, '/healthz')).status, 200, 'recovered once the window has passed');
   });
 
   it('says which setting to change when the port is taken', async () => {

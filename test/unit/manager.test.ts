@@ -19,6 +19,7 @@ import {
   type RunnableController,
 } from '../../src/runtime/controller/index.js';
 import { nopInformerMetrics } from '../../src/runtime/informer/index.js';
+import { eventually } from '../support/eventually.js';
 import { testManagerConfig, testSettings } from '../support/manager.js';
 
 const WIDGETS: ResourceType = { group: 'example.test', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true };
@@ -229,20 +230,20 @@ describe('manager: watches and event filters', () => {
       await api.send('widgets', 'MODIFIED', statusOnly(W1));
       await api.send('gadgets', 'MODIFIED', statusOnly(G1));
       await until(() => reconciled.filter((r) => r === 'gadget ns/g1').length === 2);
-      await new Promise((r) => setTimeout(r, 50));
+      // A marker after it on the same watch: one worker takes keys in order, so once the marker
+      // is reconciled, a w1 the status-only update had queued would have been reconciled before.
+      await api.send('widgets', 'ADDED', { ...W1, metadata: { ...W1.metadata, name: 'marker', uid: 'mu', resourceVersion: '3' } });
+      await until(() => reconciled.includes('widget ns/marker'));
+      assert.equal(config.workers, 1, 'one worker: keys are reconciled in the order they were queued');
       assert.equal(reconciled.filter((r) => r === 'widget ns/w1').length, 1, 'a status-only update is filtered out');
-      await api.send('widgets', 'MODIFIED', { ...W1, metadata: { ...W1.metadata, resourceVersion: '3', generation: 2 } });
+      await api.send('widgets', 'MODIFIED', { ...W1, metadata: { ...W1.metadata, resourceVersion: '4', generation: 2 } });
       await until(() => reconciled.filter((r) => r === 'widget ns/w1').length === 2);
     });
   });
 });
 
 async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  await eventually('the condition', condition, timeoutMs, 5);
 }
 
 /** Declarations whose reconcilers record `<controller> <key>` for each key they are given. */
