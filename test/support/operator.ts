@@ -130,7 +130,8 @@ export async function waitReady(op: OperatorProcess, timeoutMs = 60_000): Promis
   for (;;) {
     if (op.proc.exitCode !== null) throw new Error(`operator exited (${op.proc.exitCode}) before it was ready:\n${op.output()}`);
     try {
-      const res = await fetch(`http://127.0.0.1:${op.healthPort}/readyz`);
+      // Bounded: a probe server that accepts and never answers must not hold the wait past its deadline.
+      const res = await fetch(`http://127.0.0.1:${op.healthPort}/readyz`, { signal: AbortSignal.timeout(5_000) });
       if (res.ok) return;
     } catch {
       // not listening yet

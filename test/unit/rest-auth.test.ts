@@ -12,12 +12,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { restLeaseApi } from '../../src/kube/coordination.js';
 import { ApiError } from '../../src/kube/errors.js';
 import { RestClient, type RestClientOptions } from '../../src/kube/rest.js';
 import { KubeLeaseLock, LeaderElector } from '../../src/runtime/leaderelection/index.js';
+import { eventually, within } from '../support/eventually.js';
 import { scratchDir } from '../support/scratch.js';
 
 /** What KubeConfig.loadFromOptions takes. */
@@ -55,20 +55,28 @@ describe('exec credential plugins', () => {
     const rest = hungPluginClient();
     let reads = 0;
     const lock = new KubeLeaseLock(restLeaseApi(rest, 150), 'ns', 'lease1');
-    const counting = { get: () => (reads++, lock.get()), create: lock.create.bind(lock), update: lock.update.bind(lock) };
+    const stop = new AbortController();
+    const counting = {
+      get: () => {
+        // The fourth read means three hung ones failed and the loop went on each time.
+        if (++reads === 4) stop.abort();
+        return lock.get();
+      },
+      create: lock.create.bind(lock),
+      update: lock.update.bind(lock),
+    };
     const elector = new LeaderElector(
       { leaseName: 'lease1', namespace: 'ns', identity: 'me', leaseDurationMs: 1500, renewDeadlineMs: 1000, retryPeriodMs: 100 },
       counting,
     );
-    const stop = new AbortController();
-    setTimeout(() => stop.abort(), 1200);
-    await elector
+    const run = elector
       .run(
         { onStartedLeading: async () => assert.fail('cannot lead without the API server'), onStoppedLeading: () => undefined },
         stop.signal,
       )
       .catch(() => undefined);
-    assert.ok(reads >= 3, `the loop went on past the hung authentication: ${reads} Lease reads`);
+    await within('a fourth Lease read: the loop going on past each hung authentication', run, 10_000);
+    assert.equal(reads, 4);
   });
 });
 
@@ -110,8 +118,24 @@ function alive(pid: number): boolean {
 }
 
 async function gone(pids: number[]): Promise<void> {
-  for (let i = 0; i < 200 && pids.some(alive); i++) await sleep(50);
+  await eventually('every process of the plugin to be gone', () => !pids.some(alive), 10_000, 50).catch(() => undefined);
   assert.deepEqual(pids.filter(alive), [], 'every process of the plugin is gone');
+}
+
+/**
+ * Freezes the wall clock (Date.now: the token's expiry, the reuse of one authentication) until the
+ * test ends; the returned function moves it on. Set before the client is made, which keeps Date.now.
+ */
+function frozenWallClock(t: { after(fn: () => unknown): void }): (ms: number) => void {
+  const real = Date.now;
+  let now = real();
+  Date.now = () => now;
+  t.after(() => {
+    Date.now = real;
+  });
+  return (ms) => {
+    now += ms;
+  };
 }
 
 describe('exec credential plugins, run by the operator', () => {
@@ -136,7 +160,8 @@ describe('exec credential plugins, run by the operator', () => {
     });
   }
 
-  it("a working plugin's token is used, cached until its expiry, and asked for anew after a 401", async () => {
+  it("a working plugin's token is used, cached until its expiry, and asked for anew after a 401", async (t) => {
+    const passes = frozenWallClock(t);
     const seen: string[] = [];
     const api = createServer((req, res) => {
       const auth = req.headers.authorization ?? '';
@@ -162,7 +187,7 @@ describe('exec credential plugins, run by the operator', () => {
     );
     const count = (): number => readFileSync(runs, 'utf8').trim().split('\n').length;
     await rest.request('GET', '/api/a');
-    await sleep(1100); // past the reuse of one authentication (1 s), within the token's validity
+    passes(1100); // past the reuse of one authentication (1 s), within the token's validity (3-4 s from the run)
     await rest.request('GET', '/api/b');
     assert.equal(count(), 1, 'one run for both requests: the token is cached');
     assert.deepEqual(seen, ['Bearer tok-1', 'Bearer tok-1']);
@@ -172,7 +197,7 @@ describe('exec credential plugins, run by the operator', () => {
       spec: { interactive: false },
     });
 
-    await sleep(3100); // the token has expired (at most 4 s after the run, 1.1 s of which had passed)
+    passes(10_000); // the token has expired (at most 4 s after the run, which was moments after the clock froze)
     await assert.rejects(rest.request('GET', '/api/c'), (err: ApiError) => err.code === 401);
     assert.equal(count(), 2, 'an expired token is asked for anew');
     await rest.request('GET', '/api/d');

@@ -12,6 +12,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ApiError } from '../../src/kube/errors.js';
 import { Reachability } from '../../src/kube/reachability.js';
 import { RestClient, type RestClientOptions } from '../../src/kube/rest.js';
+import { eventually, within } from '../support/eventually.js';
 
 /** A TCP listener that accepts and never writes a byte; resolves `closed` per connection once the peer closes it. */
 async function silentListener(t: TestContext): Promise<{ port: number; accepted: Socket[]; allClosed(): Promise<void> }> {
@@ -51,11 +52,9 @@ function client(t: TestContext, server: string, proxyUrl?: string, options: Rest
   return rest;
 }
 
-/** Rejects with `what` if `p` has not settled after `ms` (a hang, not a timing assertion). */
+/** Rejects naming `what` if `p` has not settled after `ms` (a hang, not a timing assertion). */
 function settlesWithin<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} never settled`)), ms)));
-  return Promise.race([p, hang]).finally(() => clearTimeout(timer));
+  return within(what, p, ms);
 }
 
 describe('deadlines through a proxy that accepts and never answers', () => {
@@ -89,7 +88,7 @@ describe('deadlines through a proxy that accepts and never answers', () => {
     const rest = client(t, 'https://api.example:6443', `http://127.0.0.1:${proxy.port}`);
     const stop = new AbortController();
     const watching = rest.stream('/api/v1/pods', { watch: true }, stop.signal, () => assert.fail('no event can come'));
-    while (proxy.accepted.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await eventually('the tunnel', () => proxy.accepted.length > 0, 10_000, 10);
     stop.abort(new Error('informer stopping'));
     await settlesWithin(
       watching.catch(() => undefined),
@@ -106,12 +105,12 @@ describe('a request aborted before it has a socket', () => {
     const api = await silentListener(t);
     const rest = client(t, `https://127.0.0.1:${api.port}`, undefined, { maxSockets: 1 });
     const first = rest.request('GET', '/api/first', { timeoutMs: 60_000 }).catch((err: unknown) => err);
-    while (api.accepted.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await eventually('the first connection', () => api.accepted.length > 0, 10_000, 10);
     const stop = new AbortController();
     const queued = rest.request('GET', '/api/second', { signal: stop.signal, timeoutMs: 60_000 });
     // Past authentication, in the agent's queue of requests waiting for a socket.
     const pool = (rest as unknown as { agent: Agent }).agent;
-    while (Object.values(pool.requests).flat().length === 0) await new Promise((r) => setTimeout(r, 5));
+    await eventually('the second request to queue for a socket', () => Object.values(pool.requests).flat().length > 0, 10_000, 5);
     stop.abort(new Error('caller gave up'));
     await settlesWithin(
       assert.rejects(queued, (err: ApiError) => err.code === 0 && /caller gave up/.test(err.message)),
