@@ -11,9 +11,10 @@
  *   Namespace (optional) -> CRDs (optional) -> ServiceAccount -> ClusterRole + ClusterRoleBinding
  *   (all namespaces) or one Role + RoleBinding per watched namespace -> leader-election Role +
  *   RoleBinding (HA) -> metrics review ClusterRole + ClusterRoleBinding and metrics-reader
- *   ClusterRole (metrics over HTTPS) -> the confinement ValidatingAdmissionPolicy + binding (on by
- *   default) -> ConfigMap -> Deployment -> metrics Service (metrics on) -> metrics NetworkPolicy
- *   (opt-in) -> PodDisruptionBudget (HA).
+ *   ClusterRole (metrics over HTTPS) -> tenant editor and viewer ClusterRoles per kind (on by
+ *   default) -> the confinement ValidatingAdmissionPolicy + binding (on by default) -> ConfigMap
+ *   -> Deployment -> metrics Service (metrics on) -> metrics NetworkPolicy (opt-in) ->
+ *   PodDisruptionBudget (HA).
  */
 import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
@@ -32,6 +33,7 @@ import {
   type ResourceQuantities,
 } from './props.js';
 import { addConfinementPolicy } from './confinement.js';
+import { addTenantRoles } from './tenant-roles.js';
 import { leaderElectionRules, metricsAuthRules, metricsReaderRules, operatorRules } from './rbac.js';
 
 export * from './props.js';
@@ -59,6 +61,8 @@ export class Echoperator extends Construct {
    * undefined when metrics are off or served without authentication.
    */
   public readonly metricsReaderRoleName: string | undefined;
+  /** The editor and viewer ClusterRole of each kind, aggregated into admin, edit and view (none with tenantRoles off). */
+  public readonly tenantRoleNames: readonly string[];
   /** The settings ConfigMap's name, in {@link namespace}. */
   public readonly configMapName: string;
   /** The operator's environment as stored in the settings ConfigMap. */
@@ -161,6 +165,8 @@ export class Echoperator extends Construct {
         rules: metricsReaderRules(r.metrics.path),
       });
     }
+
+    this.tenantRoleNames = r.tenantRoles ? addTenantRoles(this, { namePrefix: this.clusterRoleName, labels }) : [];
 
     if (r.confineServiceAccount) {
       // Before the Deployment, so the operator never runs unconfined; named like the ClusterRole

@@ -258,6 +258,16 @@ export interface EchoperatorProps extends EchoperatorPodProps {
    */
   readonly confineServiceAccount?: boolean;
   /**
+   * An editor and a viewer ClusterRole per kind (`<ClusterRole name>-echo-editor`, ...), labelled to
+   * aggregate into the built-in `admin` and `edit` (editor) and `view` (viewer) roles, as
+   * kubebuilder scaffolds them: whoever may edit a namespace may then edit its Echos and
+   * ScheduledEchos, whoever may view it may read them (infra/tenant-roles.ts). They grant nothing
+   * the built-in roles do not already allow through Jobs and CronJobs. Turn off when the cluster's
+   * RBAC is managed elsewhere, or to keep the kinds from namespace editors.
+   * @default true
+   */
+  readonly tenantRoles?: boolean;
+  /**
    * Extra labels for every object except the CRDs (which stay identical to crds/).
    * @default - none
    */
@@ -287,6 +297,7 @@ export interface ResolvedEchoperatorProps {
   ha: Required<EchoperatorHaProps>;
   terminationGracePeriodSeconds: number;
   confineServiceAccount: boolean;
+  tenantRoles: boolean;
   labels: Record<string, string>;
   pod: ResolvedEchoperatorPodProps;
 }
@@ -396,6 +407,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     ha,
     terminationGracePeriodSeconds: props.terminationGracePeriodSeconds ?? DEFAULTS.terminationGracePeriodSeconds,
     confineServiceAccount: props.confineServiceAccount ?? true,
+    tenantRoles: props.tenantRoles ?? true,
     labels: { ...props.labels },
     pod: resolvePodProps(props),
   };

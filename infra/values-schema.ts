@@ -158,6 +158,7 @@ export const VALUES_SCHEMA = z
     ),
     terminationGracePeriodSeconds: opt(int()),
     confineServiceAccount: opt(z.boolean()),
+    tenantRoles: opt(z.boolean()),
     nodeSelector: opt(stringMap().meta({ description: 'Node labels the operator needs (pod spec.nodeSelector).' })),
     tolerations: opt(z.array(toleration).meta({ description: 'Taints the operator tolerates (pod spec.tolerations).' })),
     affinity: opt(affinity),

@@ -143,8 +143,9 @@ test('HA with watchNamespaces: Roles only in the watched namespaces, Lease right
       `ClusterRole/echoperator-${install.namespace}-metrics-auth`,
       `ClusterRoleBinding/echoperator-${install.namespace}-metrics-auth`,
       `ClusterRole/echoperator-${install.namespace}-metrics-reader`,
+      ...install.echoperator.tenantRoleNames.map((name) => `ClusterRole/${name}`),
     ],
-    'only the metrics reviews (cluster-scoped kinds) and the role for scrapers are cluster-wide',
+    'only the metrics reviews (cluster-scoped kinds), the role for scrapers and the tenant roles (bound by nobody) are cluster-wide',
   );
   const baseline = baselineUser(install);
   for (const ns of watched) await expectGranted(install, baseline, ns, [...OPERATOR_CAN_I, ...METRICS_AUTH_CAN_I]);

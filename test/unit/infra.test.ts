@@ -89,10 +89,12 @@ function objects(props: EchoperatorProps = {}): Manifest[] {
 
 /** The metrics endpoint's RBAC, tested in its own section. */
 const METRICS_RBAC = /-metrics-(auth|reader)$/;
+/** The tenant roles (aggregated into admin, edit, view), tested in tenant-roles.test.ts. */
+const TENANT_ROLES = /-(editor|viewer)$/;
 
-/** The objects without the metrics endpoint's RBAC: what the operator itself is granted. */
+/** The objects without the metrics endpoint's RBAC and the tenant roles: what the operator itself is granted. */
 function operatorObjects(props: EchoperatorProps = {}): Manifest[] {
-  return objects(props).filter((o) => !METRICS_RBAC.test(o.metadata.name));
+  return objects(props).filter((o) => !METRICS_RBAC.test(o.metadata.name) && !TENANT_ROLES.test(o.metadata.name));
 }
 
 /** The one object of `kind` (and `name`, `namespace`), as the type the caller names for that kind. */
@@ -579,7 +581,7 @@ describe('the operator pod', () => {
 });
 
 describe('objects', () => {
-  it('are, in apply order: Namespace, CRDs, ServiceAccount, RBAC, metrics RBAC, confinement policy, ConfigMap, Deployment, Service', () => {
+  it('are, in apply order: Namespace, CRDs, ServiceAccount, RBAC, metrics RBAC, tenant roles, confinement policy, ConfigMap, Deployment, Service', () => {
     assert.deepEqual(
       objects().map((o) => `${o.kind}/${o.metadata.name}`),
       [
@@ -591,6 +593,10 @@ describe('objects', () => {
         'ClusterRole/echoperator-metrics-auth',
         'ClusterRoleBinding/echoperator-metrics-auth',
         'ClusterRole/echoperator-metrics-reader',
+        ...CUSTOM_RESOURCES.flatMap((k) => [
+          `ClusterRole/echoperator-${k.singular}-editor`,
+          `ClusterRole/echoperator-${k.singular}-viewer`,
+        ]),
         'ValidatingAdmissionPolicy/echoperator-confinement',
         'ValidatingAdmissionPolicyBinding/echoperator-confinement',
         'ConfigMap/echoperator-config',
