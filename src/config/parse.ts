@@ -17,6 +17,7 @@ import { Command, CommanderError, Help, Option } from 'commander';
 import { brokenLeaseRule, JITTER_FACTOR, LEASE_DEFAULT_SECONDS } from '../runtime/leaderelection/config.js';
 import { API_VERSION } from '../api/group.js';
 import { VERSION } from '../version.js';
+import { redactText } from '../kube/redact.js';
 import { InvalidValue, boolean } from './parsers.js';
 import { SETTINGS, type DefaultContext, type SettingSpec, type Settings } from './settings.js';
 
@@ -107,10 +108,15 @@ export function parseSettingsOrExit(
   }
 }
 
-/** The message of an invalid value; exported so other parts can refuse values the same way. */
+/**
+ * The message of an invalid value; exported so other parts can refuse values the same way. A URL
+ * password in the value (a URL given to the wrong setting) is not repeated (kube/redact.ts).
+ */
 export function invalidValueMessage(spec: SettingSpec<unknown>, raw: string, detail?: string, source?: 'default'): string {
   const origin = source === 'default' ? ' (computed default)' : '';
-  return `invalid ${spec.env} (${spec.flag}) ${JSON.stringify(raw)}${origin}: expected ${spec.parser.accepts}${detail ? `; ${detail}` : ''}`;
+  return redactText(
+    `invalid ${spec.env} (${spec.flag}) ${JSON.stringify(raw)}${origin}: expected ${spec.parser.accepts}${detail ? `; ${detail}` : ''}`,
+  );
 }
 
 function parseValue<T>(spec: SettingSpec<T>, raw: string, source?: 'default'): T {

@@ -1,12 +1,14 @@
 /**
  * Where the API server is and who we are: client-node's KubeConfig does the loading and the
  * authentication (kubeconfig files, in-cluster service account, exec plugins, token refresh).
+ * Its errors never repeat a password of the server's or a proxy's URL (redact.ts).
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ProxyConfigError, proxyFor } from './proxy.js';
+import { redactText, redactUrl } from './redact.js';
 
 export class KubeConfigError extends Error {
   override readonly name = 'KubeConfigError';
@@ -27,7 +29,7 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
     try {
       kc.loadFromFile(path);
     } catch (err) {
-      throw new KubeConfigError(`KUBECONFIG ${path} is not a valid kubeconfig: ${(err as Error).message}`);
+      throw new KubeConfigError(`KUBECONFIG ${path} is not a valid kubeconfig: ${redactText((err as Error).message)}`);
     }
   } else if (process.env.KUBERNETES_SERVICE_HOST && fileExists('/var/run/secrets/kubernetes.io/serviceaccount/token')) {
     kc.loadFromCluster();
@@ -50,7 +52,7 @@ export function loadKubeConfig(path: string | undefined): KubeConfig {
   try {
     server = new URL(cluster.server);
   } catch {
-    throw new KubeConfigError(`the kubeconfig cluster's server is not a URL: ${JSON.stringify(cluster.server)}`);
+    throw new KubeConfigError(`the kubeconfig cluster's server is not a URL: ${JSON.stringify(redactUrl(cluster.server))}`);
   }
   try {
     // Decided again by each RestClient; checked here so that a bad proxy setting stops the start.

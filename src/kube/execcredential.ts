@@ -14,9 +14,12 @@
  * plugin's whole process group gets SIGTERM, then SIGKILL after killGraceMs, and the run fails.
  * The plugin's stdin is closed (no prompt can wait forever). Its stdout (the credential) is never
  * logged nor put in an error; its stderr goes to the log, shortened and with anything that looks
- * like a token masked.
+ * like a token masked, and without the secrets of its own arguments and env (redact.ts's rules:
+ * a plugin that repeats its command line in an error message repeats them too). Its arguments
+ * and env are never logged.
  */
 import { spawn } from 'node:child_process';
+import { redactText, scrub, secretsIn } from './redact.js';
 
 /** The kubeconfig's `exec` stanza (client-go's ExecConfig), as client-node hands it over. */
 export interface ExecConfig {
@@ -62,9 +65,12 @@ const API_VERSIONS = ['client.authentication.k8s.io/v1', 'client.authentication.
 const STDOUT_LIMIT = 1 << 20;
 const STDERR_LIMIT = 4096;
 
-/** Masks what looks like a credential: JWTs, Bearer values, `token=...`-style pairs, long opaque strings. */
+/**
+ * Masks what looks like a credential: JWTs, Bearer values, `token=...`-style pairs, long opaque
+ * strings, URL passwords (redact.ts).
+ */
 export function maskSecrets(text: string): string {
-  return text
+  return redactText(text)
     .replace(/eyJ[\w-]+\.[\w-]+\.[\w-]*/g, '***')
     .replace(/(bearer\s+)\S+/gi, '$1***')
     .replace(/((?:token|password|secret|key)["']?\s*[:=]\s*["']?)[^\s"',}]+/gi, '$1***')
@@ -80,6 +86,8 @@ export class ExecCredentialPlugin {
   private readonly killGraceMs: number;
   private readonly now: () => number;
   private readonly name: string;
+  /** What the plugin's stderr must not repeat: the secrets in its args and env (redact.ts). */
+  private readonly secrets: string[];
 
   constructor(
     private readonly config: ExecConfig,
@@ -88,7 +96,8 @@ export class ExecCredentialPlugin {
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.killGraceMs = options.killGraceMs ?? 2_000;
     this.now = options.now ?? Date.now;
-    this.name = `exec credential plugin ${JSON.stringify(config.command)}`;
+    this.name = `exec credential plugin ${JSON.stringify(redactText(config.command))}`;
+    this.secrets = secretsIn(config.args ?? [], config.env ?? []);
   }
 
   /** The credential: the cached one while it is valid, else from a run shared by all callers. */
@@ -178,7 +187,7 @@ export class ExecCredentialPlugin {
       child.once('error', (err: NodeJS.ErrnoException) => {
         exited = true;
         const hint = err.code === 'ENOENT' && config.installHint ? `; ${config.installHint}` : '';
-        finish(new Error(`${this.name} could not run: ${err.message}${hint}`));
+        finish(new Error(`${this.name} could not run: ${redactText(err.message)}${hint}`));
       });
       child.once('exit', () => {
         exited = true;
@@ -194,7 +203,10 @@ export class ExecCredentialPlugin {
       });
       child.once('close', (code, signal) => {
         const said = stderr.trim();
-        if (said) this.options.log?.warn('exec credential plugin wrote to stderr', { command: config.command, stderr: maskSecrets(said) });
+        if (said) {
+          const stderr = maskSecrets(scrub(said, this.secrets));
+          this.options.log?.warn('exec credential plugin wrote to stderr', { command: redactText(config.command), stderr });
+        }
         if (code !== 0) {
           finish(new Error(`${this.name} failed: ${code === null ? `killed by ${signal}` : `exit code ${code}`}`));
           return;

@@ -31,6 +31,7 @@ import { ExecCredentialPlugin, type ExecConfig, type ExecPluginOptions } from '.
 import { readList } from './listdecode.js';
 import { proxyFor } from './proxy.js';
 import { Reachability } from './reachability.js';
+import { redactUrl } from './redact.js';
 import { RequestAbort } from './requestabort.js';
 import { MAX_RETRIES, nopRestClientMetrics, retryAfterMs, type RestClientMetrics } from './retry.js';
 
@@ -152,6 +153,7 @@ export function pemAsStrings(options: RequestOptions): RequestOptions {
 }
 
 export class RestClient {
+  /** The API server's URL as messages and logs show it: a password in it is redacted (redact.ts). */
   readonly server: string;
   private readonly url: URL;
   /** The server URL's own path (a server behind a path prefix), without its trailing slash. */
@@ -203,8 +205,9 @@ export class RestClient {
       this.kc = new KubeConfig();
       this.kc.loadFromClusterAndUser(cluster, { ...user, exec: undefined });
     }
-    this.server = cluster.server.replace(/\/+$/, '');
-    this.url = new URL(this.server);
+    const server = cluster.server.replace(/\/+$/, '');
+    this.url = new URL(server);
+    this.server = redactUrl(server);
     this.basePath = this.url.pathname.replace(/\/$/, '');
     this.userAgent = options.userAgent ?? 'echoperator';
     this.metrics = options.metrics ?? nopRestClientMetrics;
