@@ -8,7 +8,18 @@ import { formatDuration } from '../controlplane/errors.js';
 import { installCrds, installSignalHandlers, isInterrupted, log, now, openEnv, runCleanups, type BenchEnv } from './common.js';
 import { updateDoc, type Section } from './report.js';
 
-const BENCHMARKS = ['throughput', 'restart', 'memory', 'failover', 'startup', 'peers', 'fairness', 'transport', 'latency'] as const;
+const BENCHMARKS = [
+  'throughput',
+  'restart',
+  'memory',
+  'failover',
+  'startup',
+  'peers',
+  'fairness',
+  'transport',
+  'latency',
+  'connections',
+] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 /** Run only when named: latency needs a node, fairness takes ~45 minutes. */
 const ON_REQUEST: readonly Benchmark[] = ['fairness', 'latency'];
@@ -32,6 +43,7 @@ Benchmarks (default: all but fairness and latency, in this order):
                (N: requests per run, default 3000; --workers: in flight, default 4)
   latency      an Echo's POST -> its message in the pod's log, ours and the peer's (needs a node;
                the cluster gets one: run it alone, or with --private-cluster)
+  connections  idle TCP and TLS floods at the metrics and probe servers: RSS, closes, /readyz  (N: 3000)
 
 Options:
   --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; fairness takes the
@@ -203,6 +215,8 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
       const { latency } = await import('./latency.js');
       return latency(env, { samples: o.samples, workers: o.workers?.[0] ?? 4 });
     }
+    case 'connections':
+      return (await import('./connections.js')).connections(env, { n: o.sizes?.[0] ?? 3000 });
   }
 }
 
