@@ -1,7 +1,7 @@
 /**
- * An HTTP proxy in front of the API server that sees each request, so a test can hold back the
- * watch of ONE resource for ONE operator process (apiProxy in proxy.ts cuts whole TCP
- * connections, blind to what they carry).
+ * An HTTP proxy in front of the API server that sees each request, so a test can hold back,
+ * delay, add to or mangle the watch of ONE resource for ONE operator process (apiProxy in
+ * proxy.ts cuts whole TCP connections, blind to what they carry).
  *
  * The operator talks plain HTTP to it (its kubeconfig names http://127.0.0.1:<port> and no
  * credentials); the proxy forwards every request over HTTPS as the control plane's admin, the
@@ -26,6 +26,14 @@ export interface WatchProxy {
    * events, as if the server had sent it; resolves with how many watches got it.
    */
   inject(line: string): number;
+  /**
+   * The next line of the server's that `match` picks, in any matching watch, reaches the client as
+   * `rewrite` makes it instead (e.g. cut short, so it is no JSON); once: the same event sent again
+   * (by a later watch) passes untouched. `done()` says whether it has happened.
+   */
+  mangleOnce(match: (line: string) => boolean, rewrite: (line: string) => string): { done(): boolean };
+  /** Whether a line that `match` picks has been passed on to the client, in any matching watch. */
+  delivered(match: (line: string) => boolean): boolean;
 }
 
 export interface WatchProxyOptions {
@@ -52,9 +60,27 @@ export async function watchProxy(t: { after(fn: () => unknown): void }, options:
   let delayMs = 0;
   let stalled = false;
   const held = new Set<() => void>();
+  /** Every line passed on to a client by a matching watch, in order. */
+  const passedOn: string[] = [];
   const open = new Set<IncomingMessage>();
   /** Per open matching watch: puts a chunk in its stream, in order with the server's. */
   const injectors = new Set<(chunk: Buffer) => void>();
+  /** Armed by mangleOnce, in order; each is dropped once it has rewritten a line. */
+  const manglers: { match: (line: string) => boolean; rewrite: (line: string) => string; done: boolean }[] = [];
+  /** Whole lines of a server's chunk, with the first line each armed mangler picks rewritten. */
+  const mangle = (lines: Buffer): Buffer => {
+    if (!manglers.some((m) => !m.done)) return lines;
+    const out = lines
+      .toString('utf8')
+      .split('\n')
+      .map((line) => {
+        const m = manglers.find((x) => !x.done && line !== '' && x.match(line));
+        if (!m) return line;
+        m.done = true;
+        return m.rewrite(line);
+      });
+    return Buffer.from(out.join('\n'));
+  };
 
   /** Passes a chunk on after the delay, or when released; order is kept per stream. */
   const deliver = (queue: Buffer[], flush: () => void, chunk: Buffer): void => {
@@ -87,7 +113,10 @@ export async function watchProxy(t: { after(fn: () => unknown): void }, options:
       let ended = false;
       const flush = (): void => {
         const next = queue.shift();
-        if (next !== undefined) res.write(next);
+        if (next !== undefined) {
+          res.write(next);
+          passedOn.push(...next.toString('utf8').split('\n').filter(Boolean));
+        }
         if (ended && queue.length === 0) res.end();
       };
       // Whole lines only, so an injected line always falls between two events.
@@ -96,7 +125,7 @@ export async function watchProxy(t: { after(fn: () => unknown): void }, options:
         const data = partial.length ? Buffer.concat([partial, chunk]) : chunk;
         const nl = data.lastIndexOf(0x0a);
         partial = data.subarray(nl + 1);
-        if (nl >= 0) deliver(queue, flush, data.subarray(0, nl + 1));
+        if (nl >= 0) deliver(queue, flush, mangle(data.subarray(0, nl + 1)));
       });
       const inject = (chunk: Buffer): void => deliver(queue, flush, chunk);
       injectors.add(inject);
@@ -154,5 +183,11 @@ export async function watchProxy(t: { after(fn: () => unknown): void }, options:
       for (const inject of injectors) inject(Buffer.from(`${line}\n`));
       return injectors.size;
     },
+    mangleOnce: (match, rewrite) => {
+      const m = { match, rewrite, done: false };
+      manglers.push(m);
+      return { done: () => m.done };
+    },
+    delivered: (match) => passedOn.some(match),
   };
 }

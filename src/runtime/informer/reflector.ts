@@ -83,6 +83,7 @@ export interface InformerMetrics {
   malformedEvent(reason: MalformedReason): void;
 }
 
+/** Why a watch ended abnormally: the reasons of watchError, each created at zero by the metrics layer. */
 export const WATCH_ERROR_REASONS = ['gone', 'error', 'inactive', 'short', 'undecodable'] as const;
 export type WatchErrorReason = (typeof WATCH_ERROR_REASONS)[number];
 
