@@ -94,11 +94,9 @@ export function customResourceSchema(parts: {
         description:
           'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds',
       },
-      metadata: {
-        type: 'object',
-        description:
-          "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-      },
+      // Nothing but the type: the API server refuses a CRD whose schema says more of metadata (a
+      // description included), and `kubectl explain` describes it from ObjectMeta anyway.
+      metadata: { type: 'object' },
       spec: parts.spec,
       status: {
         type: 'object',
