@@ -176,6 +176,7 @@ export class Echoperator extends Construct {
         name: this.confinementPolicyName,
         serviceAccount: { name: this.serviceAccountName, namespace: ns },
         jobImage: r.jobImage,
+        jobMaxResources: r.jobMaxResources,
         labels,
       });
     }

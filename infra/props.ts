@@ -14,6 +14,7 @@ import {
   isPort,
   isUrlPath,
 } from '../src/config/validation.js';
+import { echoPodTemplate } from '../src/controllers/common/pod.js';
 import { checkPodProps, POD_ENV_NAMES, resolvePodProps, type EchoperatorPodProps, type ResolvedEchoperatorPodProps } from './pod-props.js';
 
 export * from './pod-props.js';
@@ -238,6 +239,15 @@ export interface EchoperatorProps extends EchoperatorPodProps {
    */
   readonly jobImage?: string;
   /**
+   * The most cpu and memory each container of the operator's Jobs and CronJobs may request or be
+   * limited to, enforced by the confinement policy (confineServiceAccount): a stolen token cannot
+   * reserve a node's CPUs or memory through them. The operator's own Job container requests 10m
+   * cpu and 16Mi memory and is limited to 32Mi (src/controllers/common/pod.ts), which the maximum
+   * must cover; the default leaves room for a jobImage with a larger printf.
+   * @default { cpu: '100m', memory: '64Mi' }
+   */
+  readonly jobMaxResources?: ResourceQuantities;
+  /**
    * @default { enabled: false, replicas: 3, leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2, leaseName: 'echoperator' }
    */
   readonly ha?: EchoperatorHaProps;
@@ -247,13 +257,15 @@ export interface EchoperatorProps extends EchoperatorPodProps {
    */
   readonly terminationGracePeriodSeconds?: number;
   /**
-   * A ValidatingAdmissionPolicy (Kubernetes 1.30 or newer) that lets the operator's
-   * ServiceAccount create and update only Jobs and CronJobs of the shape it makes: the jobImage,
-   * printf of the message, no ServiceAccount token, no volumes, no host namespaces, owned by an
-   * Echo or ScheduledEcho (infra/confinement.ts). On by default: every flow passes with it, and
-   * without it the ServiceAccount's Job rights are rights to run any pod where it may create Jobs.
-   * Turn off only on clusters older than 1.30, or when a mutating webhook adds volumes, probes or
-   * sidecars to the operator's Jobs (the policy would refuse them).
+   * A ValidatingAdmissionPolicy (Kubernetes 1.31 or newer: it compares quantities) that lets the
+   * operator's ServiceAccount create and update only Jobs and CronJobs of exactly the shape it
+   * makes (the jobImage, printf of the message, no env, no ports, no ServiceAccount token, no
+   * volumes, the restricted Pod Security fields set, no placement or priority, resources within
+   * jobMaxResources, one pod, owned by an Echo or ScheduledEcho), and update or delete only those
+   * its custom resources control (infra/confinement.ts, docs/confinement.md). On by default:
+   * every flow passes with it, and without it the ServiceAccount's Job rights are rights to run
+   * any pod where it may create Jobs. Turn off only when a mutating webhook adds env, volumes,
+   * probes or sidecars to the operator's Jobs (the policy would refuse them).
    * @default true
    */
   readonly confineServiceAccount?: boolean;
@@ -294,6 +306,7 @@ export interface ResolvedEchoperatorProps {
   healthPort: number;
   resources: { requests: ResourceQuantities; limits: ResourceQuantities };
   jobImage: string;
+  jobMaxResources: Required<ResourceQuantities>;
   ha: Required<EchoperatorHaProps>;
   terminationGracePeriodSeconds: number;
   confineServiceAccount: boolean;
@@ -317,6 +330,8 @@ export const DEFAULTS = {
   // Why these: see EchoperatorResources.
   resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
   jobImage: 'busybox:1.37',
+  // Why these: see EchoperatorProps.jobMaxResources.
+  jobMaxResources: { cpu: '100m', memory: '64Mi' },
   ha: {
     enabled: false,
     replicas: 3,
@@ -330,7 +345,8 @@ export const DEFAULTS = {
 
 /** Where a metrics.certSecret is mounted (METRICS_CERT_DIR). */
 export const METRICS_CERT_MOUNT = '/etc/echoperator/metrics-cert';
-const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
+/** The quantities the props accept (the values schema's pattern for jobMaxResources too). */
+export const QUANTITY = /^([0-9]+(\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/;
 const QUANTITY_FACTORS: Record<string, number> = {
   '': 1,
   m: 1e-3,
@@ -373,6 +389,25 @@ function quantityValue(what: string, q: string): number {
   return Number(m[1]) * QUANTITY_FACTORS[m[3] ?? '']!;
 }
 
+/**
+ * jobMaxResources: quantities that cover what the operator's own Job container requests and is
+ * limited to, or the confinement policy would refuse every Job the operator makes.
+ */
+function checkJobMaxResources(max: Required<ResourceQuantities>): void {
+  const resources = echoPodTemplate('', '', {}).spec!.containers[0]!.resources!;
+  for (const res of ['cpu', 'memory'] as const) {
+    const maxValue = quantityValue(`jobMaxResources.${res}`, max[res]);
+    for (const [kind, quantities] of Object.entries(resources) as [string, Record<string, string> | undefined][]) {
+      const own = quantities?.[res];
+      if (own !== undefined && quantityValue(`the Job's ${kind}.${res}`, own) > maxValue) {
+        fail(
+          `jobMaxResources.${res} must be at least ${own}, what the operator's Jobs ${kind === 'limits' ? 'are limited to' : 'request'}, got ${max[res]}`,
+        );
+      }
+    }
+  }
+}
+
 /** Fills in defaults and checks every prop; throws EchoperatorPropsError naming the bad one. */
 export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedEchoperatorProps {
   const metrics = {
@@ -404,6 +439,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
       limits: { ...DEFAULTS.resources.limits, ...defined(props.resources?.limits) },
     },
     jobImage: props.jobImage ?? DEFAULTS.jobImage,
+    jobMaxResources: { ...DEFAULTS.jobMaxResources, ...defined(props.jobMaxResources) },
     ha,
     terminationGracePeriodSeconds: props.terminationGracePeriodSeconds ?? DEFAULTS.terminationGracePeriodSeconds,
     confineServiceAccount: props.confineServiceAccount ?? true,
@@ -473,6 +509,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     fail('resources.requests must set both cpu and memory');
   }
   if (r.resources.limits.memory === undefined) fail('resources.limits.memory must be set: a leaking operator must not starve its node');
+  checkJobMaxResources(r.jobMaxResources);
   if (!Number.isInteger(r.terminationGracePeriodSeconds) || r.terminationGracePeriodSeconds <= OPERATOR_SHUTDOWN_TIMEOUT_SECONDS) {
     fail(
       `terminationGracePeriodSeconds must be an integer greater than the operator's ${OPERATOR_SHUTDOWN_TIMEOUT_SECONDS} s shutdown timeout, ` +

@@ -26,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { k8s } from 'cdk8s-plus-28';
 import { format, resolveConfig } from 'prettier';
 import { z } from 'zod';
+import { QUANTITY } from './props.js';
 
 /** An optional values key: absent or empty (null in YAML) both mean the default. */
 function opt<T extends z.ZodType>(schema: T) {
@@ -119,6 +120,8 @@ const envVar = z.strictObject({
 });
 
 const quantities = z.strictObject({ cpu: opt(z.string()), memory: opt(z.string()) });
+/** A Kubernetes quantity the construct can compare ('100m', '1', '64Mi'): checked here, so an editor flags it too. */
+const quantity = () => z.string().regex(QUANTITY, { error: "must be a Kubernetes quantity such as '100m', '1', '64Mi' or '1Gi'" });
 
 export const VALUES_SCHEMA = z
   .strictObject({
@@ -146,6 +149,13 @@ export const VALUES_SCHEMA = z
     healthPort: opt(int()),
     resources: opt(z.strictObject({ requests: opt(quantities), limits: opt(quantities) })),
     jobImage: opt(z.string()),
+    jobMaxResources: opt(
+      z.strictObject({ cpu: opt(quantity()), memory: opt(quantity()) }).meta({
+        description:
+          "The most cpu and memory each container of the operator's Jobs and CronJobs may request or be limited to " +
+          '(the confinement policy enforces it); default {cpu: 100m, memory: 64Mi}.',
+      }),
+    ),
     ha: opt(
       z.strictObject({
         enabled: opt(z.boolean()),

@@ -7,33 +7,18 @@
  */
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
-import type {
-  CoreV1Event,
-  V1CronJob,
-  V1Deployment,
-  V1Job,
-  V1Namespace,
-  V1PodDisruptionBudget,
-  V1Pod,
-  V1PodSpec,
-} from '@kubernetes/client-node';
-import { desiredJob } from '../../src/controllers/echo/desired.js';
-import { desiredCronJob } from '../../src/controllers/scheduledecho/desired.js';
-import { FIELD_MANAGER } from '../../src/controllers/common/labels.js';
+import type { CoreV1Event, V1Deployment, V1Namespace, V1PodDisruptionBudget, V1Pod } from '@kubernetes/client-node';
 import {
   applyManifests,
   applySynthesizedCrds,
-  confinementActive,
   diffManifests,
   installEchoperator,
   writeManifests,
   type Install,
 } from '../support/install.js';
-import { applyHiAndTick, eventually, kubectl, kubectlJson, kubectlOk, listItems, testNamespace } from '../support/kube.js';
+import { eventually, kubectl, kubectlJson, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { declaredGrants } from '../support/grants.js';
 import { manifestsOf } from '../support/manifests.js';
-import { getEcho } from '../support/runs.js';
-import { getScheduledEcho } from '../support/scheduledechos.js';
 
 /**
  * What `kubectl auth can-i --list` shows for the operator rules: resource|resourceNames|verbs,
@@ -176,133 +161,6 @@ test('HA with watchNamespaces: Roles only in the watched namespaces, Lease right
   const elsewhere = kubectl(['--kubeconfig', install.kubeconfig, '-n', watched[0]!, 'create', '-f', '-'], { input: lease('echoperator') });
   assert.notEqual(elsewhere.code, 0);
   assert.match(elsewhere.stderr, /forbidden/i);
-});
-
-test("the confinement policy lets the operator's token write only Jobs and CronJobs of its shape, wherever its RBAC reaches; admins are not bound", async (t) => {
-  // The default install: a ClusterRole, so RBAC lets the ServiceAccount create Jobs in kube-system too.
-  const install = installEchoperator(t, {}, { workload: false });
-  const policy = install.echoperator.confinementPolicyName!;
-  const ns = testNamespace(t, 'confined');
-  await confinementActive(install, ns);
-  applyHiAndTick(ns, '@hourly');
-  const image = install.echoperator.config.jobImage;
-  const job = desiredJob(getEcho(ns, 'hi'), image);
-  const cronJob = desiredCronJob(getScheduledEcho(ns, 'tick'), image);
-  const asOperator = (args: string[], input?: unknown) =>
-    kubectl(['--kubeconfig', install.kubeconfig, ...args], { input: input === undefined ? undefined : JSON.stringify(input) });
-  const dryRun = (obj: unknown, admin = false) =>
-    admin
-      ? kubectl(['create', '--dry-run=server', '-f', '-'], { input: JSON.stringify(obj) })
-      : asOperator(['create', '--dry-run=server', '-f', '-'], obj);
-  const refusal = (rule: string | RegExp): RegExp =>
-    new RegExp(
-      `\\(Forbidden\\).*is forbidden: ValidatingAdmissionPolicy '${policy}' with binding '${policy}' denied request: [^\\n]*` +
-        (typeof rule === 'string' ? rule.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : rule.source),
-    );
-  const reshaped = <T>(obj: T, change: (copy: T) => void): T => {
-    const copy = structuredClone(obj);
-    change(copy);
-    return copy;
-  };
-
-  // The operator's own shapes pass (RBAC allows them: any refusal below is the policy's).
-  for (const own of [job, cronJob]) {
-    const r = dryRun(own);
-    assert.equal(r.code, 0, `${own.kind}: ${r.stderr}`);
-  }
-
-  const isJob = (o: V1Job | V1CronJob): o is V1Job => o.kind === 'Job';
-  const podSpec = (o: V1Job | V1CronJob): V1PodSpec => (isJob(o) ? o.spec!.template.spec! : o.spec!.jobTemplate.spec!.template.spec!);
-  const refused: [string, unknown, string | RegExp][] = [
-    [
-      'another image',
-      reshaped(job, (j) => (j.spec!.template.spec!.containers[0]!.image = 'nginx:1.27')),
-      `the container image must be ${image} (the install's jobImage), not nginx:1.27`,
-    ],
-    [
-      'a CronJob of another image',
-      reshaped(cronJob, (c) => (podSpec(c).containers[0]!.image = 'nginx:1.27')),
-      `the container image must be ${image}`,
-    ],
-    [
-      'a hostPath volume',
-      reshaped(job, (j) => (podSpec(j).volumes = [{ name: 'host', hostPath: { path: '/' } }])),
-      'the pod must have no volumes',
-    ],
-    [
-      'a shell',
-      reshaped(job, (j) => (podSpec(j).containers[0]!.command = ['sh', '-c', 'id'])),
-      "the container must run printf '%s\\n' <message>, with no args",
-    ],
-    [
-      'the host network',
-      reshaped(cronJob, (c) => (podSpec(c).hostNetwork = true)),
-      'the pod must not use the host network, PID or IPC namespace',
-    ],
-    [
-      'a ServiceAccount token',
-      reshaped(job, (j) => (podSpec(j).automountServiceAccountToken = true)),
-      'automountServiceAccountToken: false',
-    ],
-    ['another ServiceAccount', reshaped(job, (j) => (podSpec(j).serviceAccountName = install.serviceAccount)), 'ServiceAccount'],
-    [
-      'a postStart hook',
-      reshaped(job, (j) => (podSpec(j).containers[0]!.lifecycle = { postStart: { exec: { command: ['sh', '-c', 'id'] } } })),
-      'no lifecycle hooks and no probes',
-    ],
-    [
-      'no owner',
-      reshaped(job, (j) => delete j.metadata!.ownerReferences),
-      /must be controller-owned by its custom resource: a Job by an Echo \(mmontes\.io\)/,
-    ],
-    [
-      'a Job owned by a ScheduledEcho',
-      reshaped(job, (j) => (j.metadata!.ownerReferences = cronJob.metadata!.ownerReferences)),
-      'must be controller-owned',
-    ],
-  ];
-  for (const [what, obj, rule] of refused) {
-    const r = dryRun(obj);
-    assert.notEqual(r.code, 0, `${what}: accepted`);
-    assert.match(r.stderr, refusal(rule), what);
-    // The policy binds the operator's ServiceAccount only: the same object is an admin's to make.
-    const admin = dryRun(obj, true);
-    assert.equal(admin.code, 0, `${what} as admin: ${admin.stderr}`);
-  }
-
-  // kube-system: RBAC lets the ServiceAccount create Jobs there; the policy does not let it run a host pod.
-  const rootJob = reshaped(job, (j) => {
-    j.metadata!.namespace = 'kube-system';
-    podSpec(j).hostPID = true;
-    podSpec(j).volumes = [{ name: 'host', hostPath: { path: '/' } }];
-  });
-  assert.equal(canI(install, ['create', 'jobs', '-n', 'kube-system']), 'yes');
-  const inKubeSystem = dryRun(rootJob);
-  assert.notEqual(inKubeSystem.code, 0);
-  assert.match(inKubeSystem.stderr, refusal('the pod must have no volumes'));
-
-  // UPDATE is checked on the object as it would be stored: an apply as the operator makes creates
-  // the CronJob; a patch of its image by the same token is refused; DELETE is not confined.
-  const applyAsOperator = (obj: unknown) =>
-    asOperator(['apply', '--server-side', '--force-conflicts', `--field-manager=${FIELD_MANAGER}`, '-f', '-'], obj);
-  const created = applyAsOperator(cronJob);
-  assert.equal(created.code, 0, created.stderr);
-  const patched = asOperator([
-    'patch',
-    'cronjob',
-    'tick',
-    '-n',
-    ns,
-    '--type=json',
-    '-p',
-    JSON.stringify([{ op: 'replace', path: '/spec/jobTemplate/spec/template/spec/containers/0/image', value: 'nginx:1.27' }]),
-  ]);
-  assert.notEqual(patched.code, 0);
-  assert.match(patched.stderr, refusal(`the container image must be ${image}`));
-  const reapplied = applyAsOperator(reshaped(cronJob, (c) => (c.spec!.schedule = '@daily')));
-  assert.equal(reapplied.code, 0, reapplied.stderr);
-  const deleted = asOperator(['delete', 'cronjob', 'tick', '-n', ns]);
-  assert.equal(deleted.code, 0, deleted.stderr);
 });
 
 /** Events with reason FailedCreate about ReplicaSets in the namespace. */

@@ -239,7 +239,7 @@ describe('the confinement policy (confineServiceAccount)', () => {
       .spec!.validations!.map((v) => v.expression)
       .join('\n');
 
-  it('is on by default: a v1 policy and a Deny binding, for Job and CronJob CREATE and UPDATE (not DELETE), failing closed', () => {
+  it('is on by default: a v1 policy and a Deny binding, for Job and CronJob CREATE, UPDATE and DELETE, failing closed', () => {
     const objs = objects();
     const p = policy(objs);
     assert.equal(p.apiVersion, 'admissionregistration.k8s.io/v1');
@@ -251,7 +251,7 @@ describe('the confinement policy (confineServiceAccount)', () => {
       groups.map((group) => ({
         apiGroups: [group],
         apiVersions: ['*'],
-        operations: ['CREATE', 'UPDATE'],
+        operations: ['CREATE', 'UPDATE', 'DELETE'],
         resources: CONFINED.filter((o) => o.type.group === group).map((o) => o.type.resource),
       })),
     );
