@@ -8,18 +8,31 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Job } from '@kubernetes/client-node';
 import { watchProxy } from '../support/apiwatchproxy.js';
-import { logEntries, messageOf } from '../support/faults.js';
+import type { Echo } from '../../src/api/echo.js';
+import { controllerWork, logEntries, messageOf, type LogEntry } from '../support/faults.js';
 import { applyEcho, eventually, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
-import { haReplicaEnv, installCrds, startOperator, waitReady } from '../support/operator.js';
+import { haReplicaEnv, installCrds, startOperator, waitReady, withOperatorOutput, type OperatorProcess } from '../support/operator.js';
 
 const holder = (ns: string): string =>
   kubectl(['get', 'lease', 'echoperator', '-o', 'jsonpath={.spec.holderIdentity}'], { namespace: ns }).stdout;
 const liveJobs = (ns: string): V1Job[] =>
   listItems<V1Job>(['get', 'jobs'], { namespace: ns }).filter((j) => !j.metadata!.deletionTimestamp);
+
+/** The Echo a watch event line carries, or undefined (another object, or not an event). */
+function echoIn(line: string, name: string): Echo | undefined {
+  try {
+    const event = JSON.parse(line) as { object?: Echo };
+    return event.object?.metadata?.name === name ? event.object : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const heldBack = async (op: OperatorProcess): Promise<LogEntry[]> =>
+  (await logEntries(op)).filter((e) => /^not deleting the previous run's Job/.test(e.msg));
 
 test(
   "a new leader with a stalled Echo watch keeps the current message's Job (same uid), deleting nothing on stale data",
@@ -35,8 +48,13 @@ test(
     await waitReady(standby);
 
     applyEcho(ns, 'hello', 'one');
-    await eventually('the first run', () => getEcho(ns, 'hello').status?.jobName);
-    await sleep(2000); // the standby's cache has the Echo with message "one"
+    const firstJob = await eventually('the first run', () => getEcho(ns, 'hello').status?.jobName);
+    await eventually('the standby to be sent the Echo with message "one" and its run', () =>
+      proxy.delivered((line) => {
+        const echo = echoIn(line, 'hello');
+        return echo?.spec.message === 'one' && echo.status?.jobName === firstJob;
+      }),
+    );
     proxy.stall();
     kubectlOk(['patch', 'echo', 'hello', '--type=merge', '-p', '{"spec":{"message":"two"}}'], { namespace: ns });
     const current = await eventually('the leader to start the new run and delete the previous one', () => {
@@ -48,7 +66,8 @@ test(
 
     await leader.stop('SIGKILL');
     await eventually('the standby to take over', () => holder(ns) === 'standby', 60_000);
-    await sleep(5000); // its workers have had the Echo's key (queued by the Job events) for a while
+    // Its workers had the Echo's key (queued by the Job events) and met the stale cache.
+    await eventually('the new leader to reconcile the Echo on its stale cache', async () => (await heldBack(standby)).length > 0, 60_000);
     const during = liveJobs(ns);
     assert.deepEqual(
       during.map((j) => j.metadata!.uid),
@@ -56,16 +75,27 @@ test(
       "the current run's Job was not deleted by the new leader",
     );
 
-    proxy.release();
-    await eventually('the new leader to catch up', () => getEcho(ns, 'hello').status?.observedGeneration === 2);
-    await sleep(2000);
+    // The catch-up pass: one that ends after the release, with the Echo at "two" sent and nothing left to do.
+    await withOperatorOutput(standby, async () => {
+      const { reconciles: beforeRelease } = await eventually('the new leader to be idle', async () => {
+        const work = await controllerWork(standby, 'echo');
+        return work.idle && work;
+      });
+      proxy.release();
+      await eventually('the new leader to catch up and finish its pass', async () => {
+        const sent = proxy.delivered((line) => echoIn(line, 'hello')?.spec.message === 'two');
+        const work = await controllerWork(standby, 'echo');
+        return sent && work.idle && work.reconciles > beforeRelease;
+      });
+    });
+    assert.equal(getEcho(ns, 'hello').status?.observedGeneration, 2);
     const after = listItems<V1Job>(['get', 'jobs'], { namespace: ns });
     assert.deepEqual(
       after.map((j) => j.metadata!.uid),
       [uid],
       'still that very Job: not deleted and made again',
     );
-    const held = (await logEntries(standby)).filter((e) => /^not deleting the previous run's Job/.test(e.msg));
+    const held = await heldBack(standby);
     t.diagnostic(`the new leader held back ${held.length} time(s): ${held[0]?.msg ?? ''}`);
     assert.ok(held.length >= 1, 'the new leader did meet the stale cache (the scenario happened)');
   },

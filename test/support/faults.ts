@@ -16,7 +16,7 @@ import { kubectlFor as kubectlForCluster, type Kubectl } from '../../scripts/kub
 export type { Kubectl } from '../../scripts/kubectl.js';
 import { KUBECTL_TIMEOUT_MS, type KubeList } from './kube.js';
 import { CRDS, type OperatorProcess } from './operator.js';
-import { scrape } from './http.js';
+import { metricSample, scrape } from './http.js';
 
 /** kubectl against another kubeconfig than the test's own (a proxy's, a cluster a test starts). */
 export const kubectlFor = (kubeconfig: string): Kubectl => kubectlForCluster(kubeconfig, { timeoutMs: KUBECTL_TIMEOUT_MS });
@@ -155,6 +155,21 @@ export async function metricValue(op: OperatorProcess, name: string, labels: Rec
     if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) return Number(m[3]);
   }
   return undefined;
+}
+
+/** One scrape of a controller's work: its reconciles so far, whether no key is queued or in flight, and the whole text. */
+export async function controllerWork(
+  op: OperatorProcess,
+  controller: string,
+): Promise<{ reconciles: number; idle: boolean; text: string }> {
+  const text = await scrape(op.metricsPort);
+  return {
+    reconciles: metricSample(text, 'controller_runtime_reconcile_total', { controller }),
+    idle:
+      metricSample(text, 'workqueue_depth', { name: controller }) === 0 &&
+      metricSample(text, 'controller_runtime_active_workers', { controller }) === 0,
+    text,
+  };
 }
 
 /** A RestClient for bulk calls (kubectl per object is too slow for hundreds); closed at test end. */
