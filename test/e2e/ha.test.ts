@@ -5,12 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Job } from '@kubernetes/client-node';
 import { eventually, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { haReplicaEnv, installCrds, startOperator, TEST_LEASE, waitReady, type OperatorProcess } from '../support/operator.js';
 import { apiProxy } from '../support/proxy.js';
-import { echoListManifest } from '../support/faults.js';
+import { controllerWork, echoListManifest } from '../support/faults.js';
 
 const LEASE = TEST_LEASE;
 
@@ -128,7 +127,8 @@ test('three replicas: one leader, crash and graceful takeovers, never two reconc
 
   applyEchos(ns, 20, 30);
   await eventually('30 Jobs', () => listItems<V1Job>(['get', 'jobs'], { namespace: ns }).length === 30);
-  await sleep(500);
+  // The leader done with what the Jobs' events queued: a duplicate would have been made by now.
+  await eventually('the leader to be idle', async () => (await controllerWork(ops.get(third)!, 'echo')).idle);
   assertOneJobPerEcho(ns, 30);
   periods.set(
     third,

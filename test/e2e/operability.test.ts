@@ -5,12 +5,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoreV1Event } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { applyEcho, eventually, kubeconfig, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
 import { metricSample, scrape } from '../support/http.js';
+import { controllerWork } from '../support/faults.js';
 import { apiProxy } from '../support/proxy.js';
 import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
@@ -36,8 +36,11 @@ test('metrics move with reconciles; the leader reports 1 and a standby 0', async
 
   for (let i = 0; i < 3; i++) applyEcho(ns, `m${i}`, `metric ${i}`);
   await eventually('3 Echo statuses', () => listItems<Echo>(['get', 'echos'], { namespace: ns }).every((e) => e.status?.jobName) && true);
-  await sleep(500);
-  const after = await metrics(a);
+  // Settled: the status writes' own events reconciled, nothing queued or in flight.
+  const after = await eventually('the leader to be idle', async () => {
+    const work = await controllerWork(a, 'echo');
+    return work.idle && work.text;
+  });
   const delta = (name: string, labels: Record<string, string> = {}) =>
     metricSample(after, name, labels) - metricSample(before, name, labels);
   const reconciles = delta('controller_runtime_reconcile_total', { controller: 'echo' });
@@ -67,7 +70,8 @@ test('/readyz fails until the caches have synced, then passes', async (t) => {
   });
   assert.ok(!probe.ok, `not ready before the caches sync (got ${probe.status})`);
   assert.equal((await fetch(`${url}/healthz`)).status, 200, 'alive while waiting for the API server');
-  await sleep(1000);
+  // Still not ready once it has been trying to reach the API server (through the shut proxy).
+  await eventually('the operator to try the API server', () => proxy.attempts() > 0);
   assert.ok(!(await fetch(`${url}/readyz`)).ok);
   proxy.open();
   await waitReady(op, 60_000);
@@ -88,7 +92,19 @@ test('a failing loop makes a bounded number of Events and says why in status', a
     return e.status?.conditions?.find((c) => c.type === 'Reconciled' && c.status === 'False') && e;
   });
   assert.match(JSON.stringify(stuck.status!.conditions), /no new Jobs here/);
-  await sleep(8000);
+  // Enough failed reconciles for a spam filter to matter (the backoff doubles from 5 ms: about 5 s
+  // for ten), and their Event aggregated.
+  await eventually(
+    'ten failed reconciles',
+    async () => metricSample(await metrics(op), 'controller_runtime_reconcile_errors_total', { controller: 'echo' }) >= 10,
+    60_000,
+  );
+  await eventually(
+    'the ReconcileFailed Event',
+    () =>
+      listItems<CoreV1Event>(['get', 'events', '--field-selector', 'involvedObject.name=stuck,reason=ReconcileFailed'], { namespace: ns })
+        .length > 0,
+  );
   const failures = listItems<CoreV1Event>(['get', 'events', '--field-selector', 'involvedObject.name=stuck,reason=ReconcileFailed'], {
     namespace: ns,
   });

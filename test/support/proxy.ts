@@ -14,6 +14,8 @@ export interface ApiProxy {
   open(): void;
   /** Drop every connection and hold new ones until open() again. */
   cut(): void;
+  /** Connections made to the proxy so far, held or forwarded. */
+  attempts(): number;
 }
 
 export async function apiProxy(t: { after(fn: () => unknown): void }, initiallyOpen: boolean): Promise<ApiProxy> {
@@ -29,7 +31,9 @@ export async function apiProxy(t: { after(fn: () => unknown): void }, initiallyO
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
   };
+  let attempts = 0;
   const server = createServer((client) => {
+    attempts++;
     if (open) forward(client);
     else {
       held.push(client);
@@ -56,5 +60,6 @@ export async function apiProxy(t: { after(fn: () => unknown): void }, initiallyO
       for (const s of live) s.destroy();
       live.clear();
     },
+    attempts: () => attempts,
   };
 }
