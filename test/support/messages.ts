@@ -98,10 +98,11 @@ export const messageArbitrary: fc.Arbitrary<string> = fc
 
 /**
  * The longest messages the CRD admits, each MESSAGE_MAX_LENGTH code points: all `$` (the escaped
- * argument is twice as long), and the tricky fragments repeated (4-byte characters included).
+ * argument is twice as long), the tricky fragments repeated, `$` between 4-byte characters, and
+ * 4-byte characters only (16 KiB of UTF-8, the most a message can take).
  */
 export function longestMessages(): string[] {
   const fill = (unit: string): string =>
     [...unit.repeat(Math.ceil(MESSAGE_MAX_LENGTH / [...unit].length))].slice(0, MESSAGE_MAX_LENGTH).join('');
-  return [fill('$'), fill(`${ISSUE_MESSAGE} 世𝄞e\u0301%s\\n"'\`$$$`)];
+  return [fill('$'), fill(`${ISSUE_MESSAGE} 世𝄞e\u0301%s\\n"'\`$$$`), fill('𝄞$'), fill('𝄞')];
 }
