@@ -19,6 +19,7 @@ const BENCHMARKS = [
   'transport',
   'latency',
   'connections',
+  'scrapes',
 ] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
 /** Run only when named: latency needs a node, fairness takes ~45 minutes. */
@@ -44,6 +45,8 @@ Benchmarks (default: all but fairness and latency, in this order):
   latency      an Echo's POST -> its message in the pod's log, ours and the peer's (needs a node;
                the cluster gets one: run it alone, or with --private-cluster)
   connections  idle TCP and TLS floods at the metrics and probe servers: RSS, closes, /readyz  (N: 3000)
+  scrapes      N scrapes with random tokens while the API server's access reviews hang: the Lease's
+               and a reconcile's latency unloaded and under the flood, the lease kept  (N: 800)
 
 Options:
   --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; fairness takes the
@@ -217,6 +220,8 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
     }
     case 'connections':
       return (await import('./connections.js')).connections(env, { n: o.sizes?.[0] ?? 3000 });
+    case 'scrapes':
+      return (await import('./scrapes.js')).scrapes(env, { scrapes: o.sizes?.[0] ?? 800, phaseMs: 20_000, probeEveryMs: 1_000 });
   }
 }
 
