@@ -55,6 +55,7 @@ export class MetricsServer {
             res.writeHead(outcome.status, {
               'Content-Type': 'text/plain; charset=utf-8',
               ...(outcome.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {}),
+              ...(outcome.retryAfterSeconds !== undefined ? { 'Retry-After': String(outcome.retryAfterSeconds) } : {}),
             });
             res.end(`${outcome.message}\n`);
             return;

@@ -219,11 +219,20 @@ describe('the metrics endpoint under a flood', () => {
       api.release();
       await endpoint.close();
     });
-    const scrape = (token: string): Promise<number> =>
-      get(endpoint.port, '/metrics', { tls: true, fresh: true, headers: { Authorization: `Bearer ${token}` } }).then((r) => r.status);
+    const reply = (token: string) =>
+      get(endpoint.port, '/metrics', { tls: true, fresh: true, headers: { Authorization: `Bearer ${token}` } });
+    const scrape = (token: string): Promise<number> => reply(token).then((r) => r.status);
     const hanging = Array.from({ length: MAX_REVIEWS_IN_FLIGHT }, (_, i) => scrape(i === 0 ? 'good' : `flood-${i}`));
     await eventually(() => api.calls.length === MAX_REVIEWS_IN_FLIGHT, 5_000, 'every review slot taken');
-    assert.deepEqual(await Promise.all([scrape('x'), scrape('y'), scrape('z')]), [503, 503, 503]);
+    const refused = await Promise.all([reply('x'), reply('y'), reply('z')]);
+    assert.deepEqual(
+      refused.map((r) => [r.status, r.headers['retry-after']]),
+      [
+        [503, '1'],
+        [503, '1'],
+        [503, '1'],
+      ],
+    );
     assert.equal(metricSample(await metrics.registry.metrics(), 'metrics_auth_refused_total'), 3);
     assert.equal(metricSample(await metrics.registry.metrics(), 'metrics_auth_reviews_in_flight'), MAX_REVIEWS_IN_FLIGHT);
     api.release();
