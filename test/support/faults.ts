@@ -208,4 +208,8 @@ export function liveJobsByOwner(jobs: V1Job[]): Map<string, V1Job[]> {
   return byOwner;
 }
 
-export const messageOf = (job: V1Job): string | undefined => job.spec!.template.spec!.containers[0]!.command![2];
+/**
+ * The message a Job prints: printf's argument as the kubelet hands it over. The operator doubles
+ * every `$` so that the kubelet's `$$` -> `$` gives the message back (src/controllers/common/kubeletescape.ts).
+ */
+export const messageOf = (job: V1Job): string | undefined => job.spec!.template.spec!.containers[0]!.command![2]?.replaceAll('$$', '$');
