@@ -15,7 +15,7 @@ import { ECHOS } from '../../src/api/echo.js';
 import { JOBS } from '../../src/kube/resources.js';
 import { conditionOf, eventually, kubeconfig, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { installCrds, operatorIn } from '../support/operator.js';
-import { liveJobsByOwner, logEntries, messageOf, metricValue, pool, restClient, restItems } from '../support/faults.js';
+import { kubeletEscaped, liveJobsByOwner, logEntries, messageOf, metricValue, pool, restClient, restItems } from '../support/faults.js';
 import { getEcho } from '../support/runs.js';
 
 const ECHOS_EDITED = 50;
@@ -219,7 +219,7 @@ test(
       );
       assert.deepEqual(
         job.spec!.template.spec!.containers[0]!.command,
-        ['printf', '%s\\n', message],
+        ['printf', '%s\\n', kubeletEscaped(message)],
         `${name}: printed literally, no shell`,
       );
       assert.equal(job.metadata!.name, jobNameFor(echo));
@@ -233,7 +233,11 @@ test(
       'the CronJob',
       () => listItems<V1CronJob>(['get', 'cronjobs', '-l', 'mmontes.io/scheduledecho=odd-schedule'], { namespace: ns })[0],
     );
-    assert.deepEqual(cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!.command, ['printf', '%s\\n', odd['max-ascii']]);
+    assert.deepEqual(cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!.command, [
+      'printf',
+      '%s\\n',
+      kubeletEscaped(odd['max-ascii']!),
+    ]);
     const failed = (await logEntries(op)).filter((e) => e.level === 'error' || e.level === 'warn');
     const errors = await metricValue(op, 'controller_runtime_reconcile_errors_total', { controller: 'echo' });
     assert.equal(errors, 0, `no reconcile failed: ${errors}: ${JSON.stringify(failed).slice(0, 3000)}`);

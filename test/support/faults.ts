@@ -213,3 +213,6 @@ export function liveJobsByOwner(jobs: V1Job[]): Map<string, V1Job[]> {
  * every `$` so that the kubelet's `$$` -> `$` gives the message back (src/controllers/common/kubeletescape.ts).
  */
 export const messageOf = (job: V1Job): string | undefined => job.spec!.template.spec!.containers[0]!.command![2]?.replaceAll('$$', '$');
+
+/** printf's argument for `message` as the operator must write it: every `$` doubled, so the kubelet expands nothing. */
+export const kubeletEscaped = (message: string): string => message.split('$').join('$$');

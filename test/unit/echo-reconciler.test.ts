@@ -111,10 +111,10 @@ describe('Echo naming and desired Job', () => {
     assert.equal(jobNameFor(echo('hello', 'one', { uid: 'u-1' })), `hello-${shortHash('u-1', 'one')}`);
   });
 
-  it('runs the message literally, without a shell', () => {
+  it('runs the message literally, without a shell, its $ doubled against the kubelet expansion', () => {
     const job = desiredJob(echo('x', '$(id) "; rm -rf / `x`'), 'busybox');
     const c = job.spec!.template.spec!.containers[0]!;
-    assert.deepEqual(c.command, ['printf', '%s\\n', '$(id) "; rm -rf / `x`']);
+    assert.deepEqual(c.command, ['printf', '%s\\n', '$$(id) "; rm -rf / `x`']);
     assert.equal(c.args, undefined);
     assert.equal(job.metadata!.ownerReferences![0]!.controller, true);
   });
