@@ -94,6 +94,101 @@ export interface EchoperatorMetricsProps {
   readonly path?: string;
 }
 
+/** A ServiceAccount, named with its namespace. */
+export interface ServiceAccountRef {
+  readonly name: string;
+  readonly namespace: string;
+}
+
+/**
+ * The opt-in PrometheusRule: the operator's alerts (infra/monitoring/alerts.ts), each with a
+ * `runbook_url` into docs/runbooks.md.
+ */
+export interface EchoperatorMonitoringRulesProps {
+  /** @default false */
+  readonly enabled?: boolean;
+  /**
+   * Extra labels on the PrometheusRule, for a Prometheus' `ruleSelector` (kube-prometheus selects
+   * every rule in its namespaces; a Helm-installed kube-prometheus-stack wants `release: <name>`).
+   * @default - monitoring.labels
+   */
+  readonly labels?: Record<string, string>;
+  /**
+   * Where the runbooks are: each alert's runbook_url is this URL plus `#<alert name, lower-cased>`.
+   * @default the docs/runbooks.md of this version on GitHub
+   */
+  readonly runbookUrl?: string;
+}
+
+/**
+ * The opt-in Grafana dashboard: a ConfigMap holding the dashboard's JSON, labelled for Grafana's
+ * dashboard sidecar (kube-prometheus-stack's `grafana.sidecar.dashboards`), which loads every
+ * ConfigMap with that label.
+ */
+export interface EchoperatorMonitoringDashboardProps {
+  /** @default false */
+  readonly enabled?: boolean;
+  /**
+   * Namespace of the ConfigMap (the sidecar may watch only Grafana's own namespace).
+   * @default - monitoring.namespace
+   */
+  readonly namespace?: string;
+  /**
+   * Labels the sidecar selects dashboards by.
+   * @default { grafana_dashboard: '1' }
+   */
+  readonly labels?: Record<string, string>;
+}
+
+/**
+ * Monitoring by prometheus-operator, with the Go echoperator chart's `monitoring.*` names where
+ * they fit (its `path` and `port` are `metrics.path` and `metrics.port` here): a ServiceMonitor
+ * scraping the metrics Service over HTTPS with the scraper's ServiceAccount token, and the
+ * ClusterRoleBinding that lets that ServiceAccount read the metrics; opt-in alerts and dashboard.
+ */
+export interface EchoperatorMonitoringProps {
+  /**
+   * Create the ServiceMonitor (needs prometheus-operator's CRDs) and bind `prometheusServiceAccount`
+   * to the metrics-reader ClusterRole.
+   * @default false
+   */
+  readonly enabled?: boolean;
+  /**
+   * Namespace of the ServiceMonitor and the PrometheusRule (a Prometheus often selects only some
+   * namespaces); the ServiceMonitor selects the metrics Service in the install's namespace.
+   * @default - the install's namespace
+   */
+  readonly namespace?: string;
+  /**
+   * Scrape interval.
+   * @default '30s'
+   */
+  readonly interval?: string;
+  /**
+   * Extra labels on the ServiceMonitor (and the PrometheusRule), for a Prometheus'
+   * `serviceMonitorSelector`.
+   * @default - none
+   */
+  readonly labels?: Record<string, string>;
+  /**
+   * The ServiceAccount Prometheus scrapes with, bound to the metrics-reader ClusterRole.
+   * @default { name: 'prometheus-k8s', namespace: 'monitoring' } (kube-prometheus')
+   */
+  readonly prometheusServiceAccount?: ServiceAccountRef;
+  /**
+   * Scrape without verifying the serving certificate. Without `metrics.certSecret` the operator
+   * serves a self-signed certificate made at start, which nothing can verify: the synth then
+   * refuses `enabled` unless this is true (the scraper's token would go to whichever endpoint
+   * answers). Better: a certSecret from cert-manager, which the ServiceMonitor then verifies.
+   * @default false
+   */
+  readonly insecureSkipVerify?: boolean;
+  /** @default { enabled: false } */
+  readonly rules?: EchoperatorMonitoringRulesProps;
+  /** @default { enabled: false, labels: { grafana_dashboard: '1' } } */
+  readonly dashboard?: EchoperatorMonitoringDashboardProps;
+}
+
 /** Leader election (high availability) settings. */
 export interface EchoperatorHaProps {
   /**
@@ -225,6 +320,10 @@ export interface EchoperatorProps extends EchoperatorPodProps {
    */
   readonly metrics?: EchoperatorMetricsProps;
   /**
+   * @default { enabled: false, interval: '30s', prometheusServiceAccount: { name: 'prometheus-k8s', namespace: 'monitoring' } }
+   */
+  readonly monitoring?: EchoperatorMonitoringProps;
+  /**
    * Port of the health server (GET /healthz for liveness, GET /readyz for readiness).
    * @default 8081
    */
@@ -303,6 +402,16 @@ export interface ResolvedEchoperatorProps {
     certSecret: string | undefined;
     networkPolicy: Required<EchoperatorMetricsNetworkPolicyProps>;
   };
+  monitoring: {
+    enabled: boolean;
+    namespace: string;
+    interval: string;
+    labels: Record<string, string>;
+    prometheusServiceAccount: ServiceAccountRef;
+    insecureSkipVerify: boolean;
+    rules: Required<EchoperatorMonitoringRulesProps>;
+    dashboard: Required<EchoperatorMonitoringDashboardProps>;
+  };
   healthPort: number;
   resources: { requests: ResourceQuantities; limits: ResourceQuantities };
   jobImage: string;
@@ -326,6 +435,12 @@ export const DEFAULTS = {
   logLevel: 'info',
   metrics: { enabled: true, port: 2112, path: '/metrics', insecurePlainHttp: false },
   metricsNetworkPolicy: { enabled: false, namespaceLabels: { metrics: 'enabled' } },
+  monitoring: {
+    interval: '30s',
+    prometheusServiceAccount: { name: 'prometheus-k8s', namespace: 'monitoring' },
+    runbookUrl: `https://github.com/mmontes11/echoperator-ts/blob/v${ECHOPERATOR_VERSION}/docs/runbooks.md`,
+    dashboardLabels: { grafana_dashboard: '1' },
+  },
   healthPort: 8081,
   // Why these: see EchoperatorResources.
   resources: { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } },
@@ -420,8 +535,30 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     },
   };
   const ha = { ...DEFAULTS.ha, ...defined(props.ha) };
+  const namespace = props.namespace ?? DEFAULTS.namespace;
+  const mon = props.monitoring ?? {};
+  const monitoringNamespace = mon.namespace ?? namespace;
+  const monitoringLabels = { ...mon.labels };
+  const monitoring: ResolvedEchoperatorProps['monitoring'] = {
+    enabled: mon.enabled ?? false,
+    namespace: monitoringNamespace,
+    interval: mon.interval ?? DEFAULTS.monitoring.interval,
+    labels: monitoringLabels,
+    prometheusServiceAccount: { ...(mon.prometheusServiceAccount ?? DEFAULTS.monitoring.prometheusServiceAccount) },
+    insecureSkipVerify: mon.insecureSkipVerify ?? false,
+    rules: {
+      enabled: mon.rules?.enabled ?? false,
+      labels: { ...(mon.rules?.labels ?? monitoringLabels) },
+      runbookUrl: mon.rules?.runbookUrl ?? DEFAULTS.monitoring.runbookUrl,
+    },
+    dashboard: {
+      enabled: mon.dashboard?.enabled ?? false,
+      namespace: mon.dashboard?.namespace ?? monitoringNamespace,
+      labels: { ...(mon.dashboard?.labels ?? DEFAULTS.monitoring.dashboardLabels) },
+    },
+  };
   const r: ResolvedEchoperatorProps = {
-    namespace: props.namespace ?? DEFAULTS.namespace,
+    namespace,
     createNamespace: props.createNamespace ?? true,
     installCrds: props.installCrds ?? true,
     name: props.name ?? DEFAULTS.name,
@@ -433,6 +570,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     watchNamespaces: props.watchNamespaces ? [...props.watchNamespaces] : undefined,
     logLevel: props.logLevel ?? DEFAULTS.logLevel,
     metrics,
+    monitoring,
     healthPort: props.healthPort ?? DEFAULTS.healthPort,
     resources: {
       requests: { ...DEFAULTS.resources.requests, ...defined(props.resources?.requests) },
@@ -496,6 +634,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
   if (!isUrlPath(r.metrics.path)) {
     fail(`metrics.path must be an absolute URL path such as '/metrics' (no spaces, '?' or '#'), got ${JSON.stringify(r.metrics.path)}`);
   }
+  checkMonitoring(r);
   for (const res of ['cpu', 'memory'] as const) {
     const req = r.resources.requests[res];
     const lim = r.resources.limits[res];
@@ -549,6 +688,52 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     fail,
   });
   return r;
+}
+
+/** The monitoring props: names, labels, and a ServiceMonitor only where its scrape can work. */
+function checkMonitoring(r: ResolvedEchoperatorProps): void {
+  const m = r.monitoring;
+  checkLabel('monitoring.namespace', m.namespace);
+  checkLabel('monitoring.dashboard.namespace', m.dashboard.namespace);
+  checkLabel('monitoring.prometheusServiceAccount.namespace', m.prometheusServiceAccount.namespace);
+  if (!isDns1123Subdomain(m.prometheusServiceAccount.name)) {
+    fail(`monitoring.prometheusServiceAccount.name must be a ServiceAccount name, got ${JSON.stringify(m.prometheusServiceAccount.name)}`);
+  }
+  if (!/^([0-9]+(ms|s|m|h))+$/.test(m.interval)) {
+    fail(`monitoring.interval must be a Prometheus duration such as '30s' or '1m', got ${JSON.stringify(m.interval)}`);
+  }
+  const labelSets: [string, Record<string, string>][] = [
+    ['monitoring.labels', m.labels],
+    ['monitoring.rules.labels', m.rules.labels],
+    ['monitoring.dashboard.labels', m.dashboard.labels],
+  ];
+  for (const [key, labels] of labelSets) {
+    for (const [k, v] of Object.entries(labels)) {
+      if (!isLabelKey(k) || !isLabelValue(v))
+        fail(`${key} must be valid label keys and values, got ${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+    }
+  }
+  if (m.dashboard.enabled && Object.keys(m.dashboard.labels).length === 0) {
+    fail("monitoring.dashboard.labels must hold at least one label: Grafana's sidecar finds dashboards by label");
+  }
+  if (!/^https?:\/\/[^\s#]+$/.test(m.rules.runbookUrl)) {
+    fail(`monitoring.rules.runbookUrl must be an http(s) URL without a fragment, got ${JSON.stringify(m.rules.runbookUrl)}`);
+  }
+  if (!m.enabled) return;
+  if (!r.metrics.enabled) fail('monitoring.enabled needs metrics.enabled: the ServiceMonitor scrapes the metrics Service');
+  if (r.metrics.certSecret === undefined && !r.metrics.insecurePlainHttp && !m.insecureSkipVerify) {
+    fail(
+      'monitoring.enabled: without metrics.certSecret the operator serves a self-signed certificate that Prometheus cannot verify. ' +
+        'Set metrics.certSecret to a kubernetes.io/tls Secret (e.g. from cert-manager) with a ca.crt, or set monitoring.insecureSkipVerify: true ' +
+        "to scrape without verifying (the scraper's token then goes to whichever endpoint answers)",
+    );
+  }
+  if (r.metrics.certSecret !== undefined && m.namespace !== r.namespace) {
+    fail(
+      `monitoring.namespace (${m.namespace}) must be the install's namespace (${r.namespace}) when metrics.certSecret is set: ` +
+        'a ServiceMonitor reads the CA to verify with from a Secret in its own namespace',
+    );
+  }
 }
 
 /** Drops keys whose value is undefined, so `{ port: undefined }` keeps the default port. */

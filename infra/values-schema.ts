@@ -146,6 +146,18 @@ export const VALUES_SCHEMA = z
         networkPolicy: opt(z.strictObject({ enabled: opt(z.boolean()), namespaceLabels: opt(stringMap()) })),
       }),
     ),
+    monitoring: opt(
+      z.strictObject({
+        enabled: opt(z.boolean()),
+        namespace: opt(z.string()),
+        interval: opt(z.string()),
+        labels: opt(stringMap()),
+        prometheusServiceAccount: opt(z.strictObject({ name: z.string(), namespace: z.string() })),
+        insecureSkipVerify: opt(z.boolean()),
+        rules: opt(z.strictObject({ enabled: opt(z.boolean()), labels: opt(stringMap()), runbookUrl: opt(z.string()) })),
+        dashboard: opt(z.strictObject({ enabled: opt(z.boolean()), namespace: opt(z.string()), labels: opt(stringMap()) })),
+      }),
+    ),
     healthPort: opt(int()),
     resources: opt(z.strictObject({ requests: opt(quantities), limits: opt(quantities) })),
     jobImage: opt(z.string()),
