@@ -14,7 +14,7 @@
  *   ClusterRole (metrics over HTTPS) -> tenant editor and viewer ClusterRoles per kind (on by
  *   default) -> the confinement ValidatingAdmissionPolicy + binding (on by default) -> ConfigMap
  *   -> Deployment -> metrics Service (metrics on) -> metrics NetworkPolicy (opt-in) ->
- *   PodDisruptionBudget (HA).
+ *   PodDisruptionBudget (HA) -> Grafana dashboard ConfigMap (opt-in).
  */
 import { ApiObject } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
@@ -34,6 +34,7 @@ import {
 } from './props.js';
 import { addConfinementPolicy } from './confinement.js';
 import { addTenantRoles } from './tenant-roles.js';
+import { addDashboardConfigMap } from './monitoring/dashboard-configmap.js';
 import { leaderElectionRules, metricsAuthRules, metricsReaderRules, operatorRules } from './rbac.js';
 
 export * from './props.js';
@@ -345,6 +346,9 @@ export class Echoperator extends Construct {
         },
       });
     }
+
+    // Opt-in: the Grafana dashboard as a ConfigMap for Grafana's sidecar.
+    addDashboardConfigMap(this, r, labels);
   }
 }
 
