@@ -99,6 +99,7 @@ async function main(): Promise<number> {
     instance: settings.haNodeId,
     logger: log,
     busy: () => hasQueuedWork(),
+    metrics: metrics.events,
   });
   const manager = new Manager(
     managerConfig(settings),

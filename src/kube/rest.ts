@@ -14,8 +14,9 @@
  * is retried as client-go does (see retry.ts), sleeping as told, the sleep cut short by the
  * deadline or the caller's signal; a non-2xx answer becomes an ApiError carrying the server's
  * Status; a transport failure becomes an ApiError with code 0, so callers classify both with the
- * same helpers. Every answer and every retry is counted (RestClientMetrics), and whether the
- * server answers at all is kept in `reachability` (for a liveness check).
+ * same helpers. Every answer and every retry is counted (RestClientMetrics), every call but a
+ * watch has its latency observed, and whether the server answers at all is kept in
+ * `reachability` (for a liveness check).
  *
  * Deadlines hold through proxies: a request's deadline (or a watch's signal) reaches the dial of
  * its tunnel (dial.ts), so a proxy that accepts and never answers fails the request at its
@@ -57,7 +58,7 @@ export interface RestClientOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Where HTTPS_PROXY, HTTP_PROXY and NO_PROXY are read; default process.env. */
   env?: Record<string, string | undefined>;
-  /** A monotonic clock in ms for `reachability`; default performance.now. */
+  /** A monotonic clock in ms for `reachability` and the requests' latency; default performance.now. */
   now?: () => number;
   /** How an exec credential plugin is run (deadline, kill grace, where its stderr goes). */
   exec?: Pick<ExecPluginOptions, 'timeoutMs' | 'killGraceMs' | 'log'>;
@@ -170,6 +171,8 @@ export class RestClient {
   /** Whether the API server answers at all (see reachability.ts). */
   readonly reachability: Reachability;
   private readonly metrics: RestClientMetrics;
+  /** Monotonic ms, for the requests' latency and `reachability`. */
+  private readonly now: () => number;
   /** The authentication in flight, shared by the requests that wait for it (see authenticate). */
   private auth: Promise<RequestOptions> | undefined;
   /** The last authentication's result, reused for AUTH_REUSE_MS. */
@@ -213,7 +216,8 @@ export class RestClient {
     this.metrics = options.metrics ?? nopRestClientMetrics;
     this.sleep = options.sleep ?? abortableSleep;
     this.proxy = proxyFor(this.url, cluster.proxyUrl, options.env ?? process.env);
-    this.reachability = new Reachability(options.now);
+    this.now = options.now ?? (() => performance.now());
+    this.reachability = new Reachability(this.now);
     const agent = (o: AgentOptions): Agent => (this.proxy ? new ProxyAgent(this.proxy, o) : new Agent(o));
     this.agent = agent({ keepAlive: true, maxSockets: options.maxSockets ?? 100, maxFreeSockets: 32 });
     this.streamAgent = agent({ keepAlive: false, maxSockets: Infinity });
@@ -254,6 +258,7 @@ export class RestClient {
     // Not AbortSignal.any: on Node 20 it leaves an entry on the caller's long-lived signal per
     // request, a leak of one entry per API call. RequestAbort lets go of the caller's in finally.
     const abort = new RequestAbort(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, opts.signal);
+    const startedAt = this.now();
     try {
       for (let retries = 0; ; retries++) {
         const { status, text, retryAfter } = await this.counted(method, this.send(method, path, opts, abort, this.agent, read));
@@ -269,6 +274,7 @@ export class RestClient {
       }
     } finally {
       abort.dispose();
+      this.metrics.requestLatency?.(method, (this.now() - startedAt) / 1000);
     }
   }
 

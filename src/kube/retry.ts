@@ -29,12 +29,21 @@ export function retryAfterMs(
   return Math.min(seconds * 1000, MAX_WAIT_MS);
 }
 
-/** client-go's rest_client_requests_total and rest_client_request_retries_total, by code and method. */
+/**
+ * client-go's rest_client_requests_total and rest_client_request_retries_total, by code and
+ * method, and rest_client_request_duration_seconds, by verb.
+ */
 export interface RestClientMetrics {
   /** Every answer (or '<error>' when none came), retried ones included. */
   requestDone(code: string, method: string): void;
   /** Every retry made because of Retry-After. */
   retried(code: string, method: string): void;
+  /**
+   * Once per call that is not a watch, when it settles (answered, failed or given up), with its
+   * whole time, retries and their waits included: client-go's request latency, observed around
+   * its retry loop. A client without this hook records no latency.
+   */
+  requestLatency?(verb: string, seconds: number): void;
 }
 
 export const nopRestClientMetrics: RestClientMetrics = { requestDone() {}, retried() {} };

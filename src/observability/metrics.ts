@@ -12,12 +12,14 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RestClientMetrics } from '../kube/retry.js';
+import type { EventType } from '../runtime/events.js';
 import type { ControllerMetrics, ReconcileResult } from '../runtime/controller/metrics.js';
 import { WATCH_ERROR_REASONS, type InformerMetrics } from '../runtime/informer/reflector.js';
 import { MALFORMED_REASONS } from '../runtime/informer/malformed.js';
 import type { LeaderElectionMetrics } from '../runtime/leaderelection/elector.js';
 import type { InFlightWork, WorkQueueMetrics, WorkQueueMetricsProvider } from '../runtime/workqueue/metrics.js';
 import { VERSION } from '../version.js';
+import { EVENT_DROP_REASONS, type EventRecorderMetrics } from './events/metrics.js';
 
 /** controller-runtime's reconcile_time_seconds buckets: fine below 1 s, up to a minute. */
 export const RECONCILE_TIME_BUCKETS = [
@@ -59,8 +61,10 @@ export interface OperatorMetrics {
   leaderElection(name: string): LeaderElectionMetrics;
   /** informer_*{informer}: the hooks for the informer named `name` (e.g. "echos/default"). */
   readonly informer: (name: string) => InformerMetrics;
-  /** client-go's rest_client_requests_total and rest_client_request_retries_total. */
+  /** client-go's rest_client_requests_total, rest_client_request_retries_total and rest_client_request_duration_seconds. */
   readonly rest: RestClientMetrics;
+  /** echoperator_events_written_total{type} and echoperator_events_dropped_total{reason}. */
+  readonly events: EventRecorderMetrics;
 }
 
 export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
@@ -79,6 +83,7 @@ export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
     leaderElection: leaderElectionMetrics(registry),
     informer: informerMetrics(registry),
     rest: restClientMetrics(registry),
+    events: eventRecorderMetrics(registry),
   };
 }
 
@@ -95,6 +100,9 @@ function labelled<L extends string>(registry: Registry, labelNames: readonly L[]
   };
 }
 
+/** client-go's rest_client_request_duration_seconds buckets (k8s.io/component-base's restclient metrics). */
+export const REST_REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60] as const;
+
 /** client-go's names and labels (without `host`: there is one API server). */
 function restClientMetrics(registry: Registry): RestClientMetrics {
   const byCodeAndMethod = labelled(registry, ['code', 'method'] as const);
@@ -103,9 +111,40 @@ function restClientMetrics(registry: Registry): RestClientMetrics {
     'rest_client_request_retries_total',
     'Number of request retries, partitioned by status code and method.',
   );
+  const latency = new Histogram({
+    name: 'rest_client_request_duration_seconds',
+    help: 'Request latency in seconds. Broken down by verb.',
+    labelNames: ['verb'] as const,
+    buckets: [...REST_REQUEST_DURATION_BUCKETS],
+    registers: [registry],
+  });
   return {
     requestDone: (code, method) => requests.inc({ code, method }),
     retried: (code, method) => retries.inc({ code, method }),
+    requestLatency: (verb, seconds) => latency.observe({ verb }, seconds),
+  };
+}
+
+const EVENT_TYPES: readonly EventType[] = ['Normal', 'Warning'];
+
+/**
+ * The event recorder's outcomes (events/metrics.ts says what each reason means), every series
+ * created at zero so that increase() sees the first drop of each reason.
+ */
+function eventRecorderMetrics(registry: Registry): EventRecorderMetrics {
+  const written = labelled(registry, ['type'] as const).counter(
+    'echoperator_events_written_total',
+    'Kubernetes Events recorded and written to the API server (created, or an existing Event patched), by type; each occurrence counts.',
+  );
+  const dropped = labelled(registry, ['reason'] as const).counter(
+    'echoperator_events_dropped_total',
+    'Kubernetes Events recorded but never written, by reason: spam_filter (per-object rate limit, by design), queue_full, rejected, retries_exhausted, shutdown, invalid_object, internal_error.',
+  );
+  for (const type of EVENT_TYPES) written.inc({ type }, 0);
+  for (const reason of EVENT_DROP_REASONS) dropped.inc({ reason }, 0);
+  return {
+    written: (type, count) => written.inc({ type }, count),
+    dropped: (reason, count) => dropped.inc({ reason }, count),
   };
 }
 

@@ -13,6 +13,9 @@
  * rotations are watched (servingcert.ts); close() stops the watcher and the server. With
  * authentication, metrics_auth_refused_total counts the scrapes refused because every access
  * review slot was taken (metricsauth.ts), and metrics_auth_reviews_in_flight shows the slots in use.
+ * Over HTTPS, echoperator_metrics_certificate_expiry_timestamp_seconds is the notAfter of the
+ * certificate new connections get (set at start, and again on each rotation that is served), so
+ * an alert sees a certificate that stopped rotating before scrapes start failing.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { realClock, type Clock } from '../runtime/clock.js';
@@ -20,7 +23,13 @@ import { nopLogger, type Logger } from '../runtime/log.js';
 import { MetricsAuth, type ReviewApi } from './metricsauth.js';
 import { MetricsServer } from './metricsserver.js';
 import { selfSignedCertificate } from './selfsigned.js';
-import { CertificateError, CertificateWatcher, describeCertificate, loadCertificateDir } from './servingcert.js';
+import {
+  CertificateError,
+  CertificateWatcher,
+  certificateNotAfterSeconds,
+  describeCertificate,
+  loadCertificateDir,
+} from './servingcert.js';
 
 export interface MetricsEndpointOptions {
   registry: Registry;
@@ -89,6 +98,12 @@ export class MetricsEndpoint {
         this.set(auth.reviewsInFlight);
       },
     });
+    const expiry = new Gauge({
+      name: 'echoperator_metrics_certificate_expiry_timestamp_seconds',
+      help: 'When the certificate the metrics endpoint serves now expires (its notAfter), in seconds since the Unix epoch.',
+      registers: [o.registry],
+    });
+    expiry.set(certificateNotAfterSeconds(pair.cert));
     this.server = new MetricsServer({ ...base, tls: pair, auth });
     await this.server.start();
     const fields = { port: this.server.port, path: o.path, ...describeCertificate(pair.cert) };
@@ -99,7 +114,10 @@ export class MetricsEndpoint {
         current: pair,
         clock,
         logger: this.log,
-        onChange: (next) => server.setCertificate(next),
+        onChange: (next) => {
+          server.setCertificate(next);
+          expiry.set(certificateNotAfterSeconds(next.cert));
+        },
       });
       this.watcher.start();
       this.log.info('metrics: serving over HTTPS to authorized callers, with the certificate of METRICS_CERT_DIR', {

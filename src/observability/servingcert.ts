@@ -42,6 +42,11 @@ export function describeCertificate(certPem: string): CertificateInfo {
   return { subject: x.subject.replace(/\n/g, ', '), notAfter: x.validTo, fingerprint: x.fingerprint256 };
 }
 
+/** The certificate's notAfter, in whole seconds since the Unix epoch (what an expiry gauge holds). */
+export function certificateNotAfterSeconds(certPem: string): number {
+  return Math.floor(Date.parse(new X509Certificate(certPem).validTo) / 1000);
+}
+
 /** Reads and checks the pair in `dir`. */
 export function loadCertificateDir(dir: string): ServingCertificate {
   const read = (file: string): string => {

@@ -11,7 +11,11 @@ import {
   type EventCountPatch,
   type EventRecorderOptions,
   type EventSink,
+  EVENT_DROP_REASONS,
+  type EventRecorderMetrics,
 } from '../../src/observability/events/index.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { metricSample } from '../support/http.js';
 import { nopEventRecorder, type EventSubject } from '../../src/runtime/events.js';
 import { FakeEventRecorder } from '../../src/runtime/testing/events.js';
 
@@ -563,5 +567,88 @@ describe('event correlation parts', () => {
     m.get('a');
     m.set('c', 3);
     assert.deepEqual([m.get('a'), m.get('b'), m.get('c'), m.size], [1, undefined, 3, 2]);
+  });
+});
+
+describe('event recorder: metrics of events written and dropped', () => {
+  /** A recorder whose metrics land in a map: `written Normal` / `dropped queue_full` -> occurrences. */
+  function measured(options: Partial<EventRecorderOptions> = {}) {
+    const counted = new Map<string, number>();
+    const add = (key: string, n: number): void => void counted.set(key, (counted.get(key) ?? 0) + n);
+    const metrics: EventRecorderMetrics = {
+      written: (type, n) => add(`written ${type}`, n),
+      dropped: (reason, n) => add(`dropped ${reason}`, n),
+    };
+    return { ...setup({ ...options, metrics }), counted: () => Object.fromEntries([...counted].sort()) };
+  }
+
+  it('counts occurrences written, by type: identical events merged into one write count each', async () => {
+    const { sink, recorder, counted } = measured();
+    for (let i = 0; i < 3; i++) recorder.recordEvent(echo(), 'Normal', 'JobCreated', 'created');
+    recorder.recordEvent(echo(), 'Warning', 'Failed', 'no');
+    await recorder.flush();
+    assert.equal(sink.creates.length, 2);
+    assert.deepEqual(counted(), { 'written Normal': 3, 'written Warning': 1 });
+  });
+
+  it('drops by the spam filter and by a full queue, each counted under its reason', async () => {
+    const spam = measured();
+    for (let i = 0; i < 30; i++) spam.recorder.recordEvent(echo(), 'Normal', 'R', 'same');
+    await spam.recorder.flush();
+    assert.deepEqual(spam.counted(), { 'dropped spam_filter': 5, 'written Normal': 25 });
+
+    const full = measured({ queueSize: 5 });
+    full.sink.hold = true;
+    for (let i = 0; i < 10; i++) full.recorder.recordEvent(echo(`o${i}`), 'Warning', 'R', 'm');
+    await releaseAndFlush(full.sink, full.recorder);
+    assert.deepEqual(full.counted(), { 'dropped queue_full': 5, 'written Warning': 5 });
+  });
+
+  it('tells a refusal from retries running out', async () => {
+    const { clock, sink, recorder, counted } = measured({ maxAttempts: 3, retryIntervalMs: 1_000 });
+    for (let i = 0; i < 3; i++) sink.failures.push(new ApiError(0, 'TransportError', 'ECONNREFUSED'));
+    recorder.recordEvent(echo('a'), 'Normal', 'R', 'm');
+    recorder.recordEvent(echo('a'), 'Normal', 'R', 'm');
+    await flushMicrotasks();
+    await clock.step(5_000);
+    sink.failures.push(new ApiError(403, 'Forbidden', 'events is forbidden'));
+    recorder.recordEvent(echo('b'), 'Normal', 'R', 'm');
+    await recorder.flush();
+    assert.deepEqual(counted(), { 'dropped rejected': 1, 'dropped retries_exhausted': 2 });
+  });
+
+  it('counts what shutdown abandons, what comes after it, objects without a name and a recording that throws', async () => {
+    const { clock, sink, recorder, counted } = measured();
+    sink.hold = true;
+    recorder.recordEvent(echo('a'), 'Normal', 'R', 'm');
+    recorder.recordEvent(echo('b'), 'Normal', 'R', 'm');
+    recorder.recordEvent(echo('b'), 'Normal', 'R', 'm');
+    recorder.recordEvent({ kind: 'Echo', metadata: {} }, 'Normal', 'R', 'm');
+    const hostile = {
+      kind: 'Pod',
+      get metadata(): never {
+        throw new Error('boom');
+      },
+    };
+    recorder.recordEvent(hostile, 'Normal', 'R', 'm');
+    await flushMicrotasks();
+    const closed = recorder.close(1_000);
+    recorder.recordEvent(echo('c'), 'Normal', 'R', 'm');
+    await clock.step(1_000);
+    await closed;
+    assert.deepEqual(counted(), { 'dropped internal_error': 1, 'dropped invalid_object': 1, 'dropped shutdown': 4 });
+  });
+
+  it('createMetrics exports every type and every reason from zero, and counts through the hook', async () => {
+    const metrics = createMetrics({ defaultMetrics: false });
+    metrics.events.dropped('queue_full', 2);
+    metrics.events.written('Warning', 3);
+    const text = await metrics.registry.metrics();
+    for (const reason of EVENT_DROP_REASONS) {
+      assert.equal(metricSample(text, 'echoperator_events_dropped_total', { reason }), reason === 'queue_full' ? 2 : 0, reason);
+    }
+    assert.equal(metricSample(text, 'echoperator_events_written_total', { type: 'Normal' }), 0);
+    assert.equal(metricSample(text, 'echoperator_events_written_total', { type: 'Warning' }), 3);
+    assert.match(text, /echoperator_events_dropped_total\{reason="spam_filter"\} 0/);
   });
 });

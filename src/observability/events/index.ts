@@ -1,2 +1,3 @@
 export * from './recorder.js';
 export * from './sink.js';
+export * from './metrics.js';

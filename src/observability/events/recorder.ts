@@ -13,6 +13,8 @@
  *   correlation.ts), so a hot loop cannot flood the API server.
  * - Memory is bounded: at most queueSize distinct events wait (more are dropped and counted);
  *   correlation state forgets least recently used keys.
+ * - Every event recorded is counted once it stops waiting, as written (by type) or as dropped
+ *   (by reason, metrics.ts lists them): `metrics`, for echoperator_events_*_total.
  * - Transient failures (no answer, 429, 5xx) are retried: up to maxAttempts tries, retryIntervalMs
  *   apart (the first pause randomized so replicas do not retry in step); other failures drop the
  *   event with a log line, as client-go does. Events are best effort, never worth failing for.
@@ -44,6 +46,7 @@ import type { EventRecorder, EventSubject, EventType } from '../../runtime/event
 import type { Logger } from '../../runtime/log.js';
 import type { CoreEvent, EventSink } from './sink.js';
 import { nopLogger } from '../../runtime/log.js';
+import { nopEventRecorderMetrics, type EventDropReason, type EventRecorderMetrics } from './metrics.js';
 
 /** The recorder the operator runs: events go out in the background, so they can be flushed and closed. */
 export interface BackgroundEventRecorder extends EventRecorder {
@@ -88,6 +91,8 @@ export interface EventRecorderOptions {
   busy?: () => boolean;
   /** The longest an Event is held back while busy(); default 10000. */
   maxHoldMs?: number;
+  /** Where occurrences written and dropped are counted; default nowhere. */
+  metrics?: EventRecorderMetrics;
 }
 
 /** How often a held-back Event looks again whether the operator is still busy. */
@@ -149,6 +154,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
   private readonly maxHoldMs: number;
   private readonly spam: SpamFilter;
   private readonly aggregator: SimilarEventAggregator;
+  private readonly metrics: EventRecorderMetrics;
   /** Events already written, by identity: what an identical event patches. */
   private readonly written = new LruMap<string, Written>(4096);
   /** Waiting to be written, in recording order; identical events merge into one entry. */
@@ -181,6 +187,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     this.maxHoldMs = options.maxHoldMs ?? 10_000;
     this.spam = new SpamFilter(options.spamFilter);
     this.aggregator = new SimilarEventAggregator(options.aggregator);
+    this.metrics = options.metrics ?? nopEventRecorderMetrics;
   }
 
   get stats(): Readonly<EventRecorderStats> {
@@ -191,6 +198,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     try {
       this.record(object, type, reason, message);
     } catch (err) {
+      this.metrics.dropped('internal_error', 1);
       this.logger.error('recording an event failed', { reason, error: err });
     }
   }
@@ -223,6 +231,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
       // What is still waiting, and the writes still in flight (they count themselves as failed).
       this.abort.abort(new Error('event recorder closed'));
       this.counters.failed += this.pending.size;
+      for (const item of this.pending.values()) this.metrics.dropped('shutdown', item.count);
       this.pending.clear();
       await this.idle();
     }
@@ -244,11 +253,13 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
 
   private record(object: EventSubject, type: EventType, reason: string, message: string): void {
     if (this.closed) {
+      this.metrics.dropped('shutdown', 1);
       this.logger.debug('event dropped: the recorder is closed', { reason });
       return;
     }
     const meta = object.metadata ?? {};
     if (!meta.name || !object.kind) {
+      this.metrics.dropped('invalid_object', 1);
       this.logger.warn('event dropped: the object has no kind or name', { reason, message });
       return;
     }
@@ -266,6 +277,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     const fields = { kind: object.kind, namespace: meta.namespace, name: meta.name, type, reason };
     if (!this.spam.allow(objectKey, now)) {
       this.counters.droppedSpam++;
+      this.metrics.dropped('spam_filter', 1);
       this.logger.debug('event dropped by the per-object rate limit', fields);
       return;
     }
@@ -287,6 +299,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     }
     if (this.pending.size >= this.queueSize) {
       this.counters.droppedQueueFull++;
+      this.metrics.dropped('queue_full', 1);
       if (now - this.lastQueueFullLogAt >= 60_000) {
         this.lastQueueFullLogAt = now;
         this.logger.warn('event dropped: too many events waiting to be written', { ...fields, queueSize: this.queueSize });
@@ -338,7 +351,10 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
         }
         this.pending.delete(next.key);
         const write = this.write(next)
-          .catch((err: unknown) => this.logger.error('event writer failed', { error: err }))
+          .catch((err: unknown) => {
+            this.metrics.dropped('internal_error', next.count);
+            this.logger.error('event writer failed', { error: err });
+          })
           .finally(() => writing.delete(next.key));
         writing.set(next.key, write);
       }
@@ -401,12 +417,10 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
           this.written.set(item.key, { name, namespace: item.namespace, count: item.count, lastAt: item.lastAt });
           this.counters.created++;
         }
+        this.metrics.written(item.type, item.count);
         return;
       } catch (err) {
-        if (signal.aborted) {
-          this.counters.failed++;
-          return;
-        }
+        if (signal.aborted) return this.failed(item, 'shutdown');
         if (previous && isNotFound(err)) {
           // The Event expired (the API server keeps them for an hour by default): start a new one.
           previous = undefined;
@@ -418,7 +432,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
         const nameTaken = !previous && isAlreadyExists(err);
         if (nameTaken) name = this.eventName(item.involvedObject.name);
         if (!(nameTaken || isTransient(err)) || attempt >= this.maxAttempts) {
-          this.counters.failed++;
+          this.failed(item, isTransient(err) ? 'retries_exhausted' : 'rejected');
           this.logger.warn('event not written', {
             kind: item.involvedObject.kind,
             namespace: item.involvedObject.namespace,
@@ -435,11 +449,16 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
         try {
           await this.clock.sleep(pause, signal);
         } catch {
-          this.counters.failed++;
-          return;
+          return this.failed(item, 'shutdown');
         }
       }
     }
+  }
+
+  /** Gives `item` up: counted in stats.failed and, by its occurrences, as dropped for `reason`. */
+  private failed(item: Pending, reason: EventDropReason): void {
+    this.counters.failed++;
+    this.metrics.dropped(reason, item.count);
   }
 
   private toEvent(item: Pending, name: string): CoreEvent {
