@@ -9,7 +9,8 @@
  *   a later request's headers      10 s    that request's first byte
  *   a whole request                30 s    that request's first byte
  *   idle between requests          90 s    the end of the last response (keep-alive)
- *   open connections per server    64      past it a new connection is closed at accept
+ *   open connections per server    32      past it a new connection is closed at accept (or
+ *                                          takes the place of another, below)
  *   open connections per address   8       per client IP; past it likewise
  *
  * Why the first deadline is our own timer: Node's headersTimeout and requestTimeout start at a
@@ -25,13 +26,22 @@
  * idle timeout is controller-runtime's (90 s, Go's http.DefaultTransport's), so a Prometheus
  * scraping at any interval under 90 s keeps one TLS connection instead of a handshake a scrape.
  * The caps bound what the connections can cost (128 idle TLS connections, handshakes done, took
- * 7.5 MiB, 8 % of an idle process; 64 leave room under the 10 % goal) while leaving far more
- * than the real callers use (the kubelet's probes, one connection each, three at most at once;
- * one or two Prometheus, or all of them through one sidecar's address). The per-address cap
- * keeps one flooding client from taking every slot, so the kubelet (the node's address) still
- * gets its probes through; a flood from 8 addresses or more can fill the server's cap, and then
- * probes are refused too until the flood's connections reach their deadline. That is the trade: a bounded process, whose probes a
- * large distributed flood can fail for as long as it lasts, against an unbounded one.
+ * 7.5 MiB, 8 % of an idle process; 32 leave room for the refused connections' own cost under
+ * the 10 % goal) while leaving far more than the real callers use (the kubelet's probes, one
+ * connection each, three at most at once; one or two Prometheus, or all of them through one
+ * sidecar's address). Pausing sockets at accept keeps a refused one from ever reading.
+ *
+ * Why a full server still admits a newcomer: the per-address cap alone keeps one flooding client
+ * from taking every slot, but a flood from 8 addresses or more filled the server's cap, and the
+ * kubelet's probes (from the node's address, holding no connection) were refused for as long as
+ * the flood lasted: 98 of 117 /readyz failed under a 30-address flood. So when the server is full,
+ * a connection from an address holding at least two fewer connections than the address holding
+ * the most is admitted, and the oldest connection of that address that is not in a request
+ * (still waiting for its first one, or idle between two) is closed to make room; failing that, a
+ * client's new connection takes the place of its own idle one. A request in flight is never
+ * cut. The trade: to refuse the kubelet now takes idle connections from 32 addresses or more,
+ * one each; a flood from fewer, however large, cannot keep a probe out, and its own connections
+ * only trade places, so the count, and what they cost, stays at the cap.
  *
  * These are constants, as controller-runtime's are: no real caller needs other values, and a
  * setting would only let a user turn the protection off. Tests pass shorter ones.
@@ -61,7 +71,7 @@ export const CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.freeze({
   headersMs: 10_000,
   requestMs: 30_000,
   idleMs: 90_000,
-  maxConnections: 64,
+  maxConnections: 32,
   maxConnectionsPerAddress: 8,
 });
 
@@ -77,73 +87,130 @@ export function connectionLimits(overrides: Partial<ConnectionLimits> = {}): Con
   return limits;
 }
 
+/** What an open connection is doing: a connection in a request is never closed to make room. */
+type ConnectionState = 'waiting' | 'requesting' | 'idle';
+
+interface Connection {
+  readonly socket: Socket;
+  readonly address: string;
+  state: ConnectionState;
+  /** The first-request deadline; cleared once the first request's headers are parsed. */
+  timer: NodeJS.Timeout | undefined;
+}
+
 /**
- * Guards a server's connections with the first-request deadline and the per-address cap (the
- * server's own options carry the rest: see HttpListener). Call before listen().
+ * Guards a server's connections with the first-request deadline and the caps (the server's own
+ * options carry the rest: see HttpListener). Call before listen().
  *
  * Guarantees: every accepted connection either sees its first request's headers parsed within
- * firstRequestMs of the accept or is destroyed; a connection past maxConnectionsPerAddress is
- * destroyed at once, and the open ones are kept; closeWaiting() destroys the connections still waiting for a first request (which
- * the HTTP server does not track while a TLS handshake is pending), so close() is not held by them.
+ * firstRequestMs of the accept or is destroyed; at most maxConnections are open, at most
+ * maxConnectionsPerAddress from one address; past a cap a new connection is destroyed at once,
+ * except that a full server admits a connection from an address holding two or more fewer than
+ * the most-holding address by closing that address's oldest connection not in a request, or a
+ * connection from an address with an idle one in its place (see roomFor); closeWaiting() destroys the connections still waiting for a first request (which the
+ * HTTP server does not track while a TLS handshake is pending), so close() is not held by them.
  */
 export class ConnectionGuard {
-  /** Connections that have not sent a first request, by "address|port", with their deadline timers. */
-  private readonly waiting = new Map<string, { socket: Socket; timer: NodeJS.Timeout }>();
-  private readonly perAddress = new Map<string, number>();
+  /**
+   * Open connections by "address|port" (the raw socket's and its TLS socket's, alike).
+   * Invariant: a connection is here from its admission until its socket closes or is evicted,
+   * and in `byAddress` under its address exactly as long.
+   */
+  private readonly open = new Map<string, Connection>();
+  /** The open connections of each address, oldest first; no empty sets. */
+  private readonly byAddress = new Map<string, Set<Connection>>();
 
   constructor(
     server: Server,
     private readonly limits: ConnectionLimits,
   ) {
-    server.maxConnections = limits.maxConnections;
+    // The cap is counted here, where a full server can still make room; Node's own, twice as
+    // high, is a backstop that closes a connection before any JavaScript sees it.
+    server.maxConnections = 2 * limits.maxConnections;
     // The server's own connection listeners (the TLS wrap, the HTTP parser) run only for a socket
     // admitted here: a refused socket then costs a net.Socket, not a TLS session and a parser. A
     // flood of 3,000 refused TLS connections took 37 MiB when the TLS wrap ran for each first.
+    // Sockets are accepted paused, and reading starts only for an admitted one: a refused socket
+    // then never gets a read buffer for the bytes its client sent (a TLS ClientHello at once).
+    // (`pauseOnConnect` is net.Server's option, read from this property at each accept.)
+    (server as Server & { pauseOnConnect: boolean }).pauseOnConnect = true;
     const serve = server.listeners('connection') as ((socket: Socket) => void)[];
     server.removeAllListeners('connection');
     server.on('connection', (socket: Socket) => {
-      if (this.admitted(socket)) for (const listener of serve) listener.call(server, socket);
+      if (!this.admitted(socket)) return;
+      socket.resume();
+      for (const listener of serve) listener.call(server, socket);
     });
-    server.on('request', (req: { socket: Socket }) => this.firstRequest(req.socket));
+    server.on('request', (req: { socket: Socket }, res: { once(event: 'close', listener: () => void): unknown }) => {
+      const connection = this.open.get(connectionKey(req.socket));
+      if (!connection) return;
+      connection.state = 'requesting';
+      clearTimeout(connection.timer);
+      connection.timer = undefined;
+      res.once('close', () => {
+        if (connection.state === 'requesting') connection.state = 'idle';
+      });
+    });
   }
 
   closeWaiting(): void {
-    for (const { socket } of this.waiting.values()) socket.destroy();
+    for (const connection of this.open.values()) if (connection.state === 'waiting') connection.socket.destroy();
   }
 
   private admitted(socket: Socket): boolean {
     const address = socket.remoteAddress;
     // No address: the client is gone already (reset before we got to it).
-    const fromAddress = address === undefined ? Infinity : (this.perAddress.get(address) ?? 0) + 1;
-    if (address === undefined || fromAddress > this.limits.maxConnectionsPerAddress) {
+    const held = address === undefined ? Infinity : (this.byAddress.get(address)?.size ?? 0);
+    if (address === undefined || held >= this.limits.maxConnectionsPerAddress || !this.roomFor(address, held)) {
       socket.destroy();
       return false;
     }
-    this.perAddress.set(address, fromAddress);
-    const key = connectionKey(socket);
-    const timer = setTimeout(() => socket.destroy(), this.limits.firstRequestMs);
+    const connection: Connection = { socket, address, state: 'waiting', timer: undefined };
+    connection.timer = setTimeout(() => socket.destroy(), this.limits.firstRequestMs);
     // A connection waiting for its deadline must not keep the process alive on its own.
-    timer.unref();
-    this.waiting.set(key, { socket, timer });
-    socket.once('close', () => {
-      const left = (this.perAddress.get(address) ?? 1) - 1;
-      if (left > 0) this.perAddress.set(address, left);
-      else this.perAddress.delete(address);
-      this.forget(key, socket);
-    });
+    connection.timer.unref();
+    const key = connectionKey(socket);
+    this.open.set(key, connection);
+    const same = this.byAddress.get(address);
+    if (same) same.add(connection);
+    else this.byAddress.set(address, new Set([connection]));
+    socket.once('close', () => this.forget(key, connection));
     return true;
   }
 
-  /** The request's socket is the TLS one for HTTPS; it has the raw socket's remote address and port. */
-  private firstRequest(socket: Socket): void {
-    this.forget(connectionKey(socket));
+  /**
+   * True when a connection from `address`, which holds `held`, fits; on a full server after
+   * closing one to make room: the oldest not in a request of the address holding the most, when
+   * that is at least held + 2, else the newcomer's own oldest idle one (its client opened a new
+   * connection instead of reusing it; a kubelet's last probe connection may not have closed yet).
+   */
+  private roomFor(address: string, held: number): boolean {
+    if (this.open.size < this.limits.maxConnections) return true;
+    let evictable: Connection | undefined;
+    let most = held + 1;
+    for (const connections of this.byAddress.values()) {
+      if (connections.size <= most) continue;
+      for (const connection of connections) {
+        if (connection.state === 'requesting') continue;
+        evictable = connection;
+        most = connections.size;
+        break;
+      }
+    }
+    evictable ??= [...(this.byAddress.get(address) ?? [])].find((connection) => connection.state === 'idle');
+    if (!evictable) return false;
+    this.forget(connectionKey(evictable.socket), evictable);
+    evictable.socket.destroy();
+    return true;
   }
 
-  private forget(key: string, socket?: Socket): void {
-    const entry = this.waiting.get(key);
-    if (!entry || (socket && entry.socket !== socket)) return;
-    clearTimeout(entry.timer);
-    this.waiting.delete(key);
+  private forget(key: string, connection: Connection): void {
+    if (this.open.get(key) !== connection) return;
+    clearTimeout(connection.timer);
+    this.open.delete(key);
+    const same = this.byAddress.get(connection.address);
+    same?.delete(connection);
+    if (same?.size === 0) this.byAddress.delete(connection.address);
   }
 }
 

@@ -135,7 +135,8 @@ describe('connection limits of the metrics and probe servers', () => {
 
   it('past the cap refuses a new connection and keeps the open ones, which are still served', async () => {
     const listener = await listening({ maxConnections: 3, firstRequestMs: NEVER_MS });
-    const open = await servedConnections(listener.port, 3);
+    // Waiting for their first request (an idle one could give its place to its client's newcomer).
+    const open = [await silent(listener.port), await silent(listener.port), await silent(listener.port)];
     await closedWithin(await silent(listener.port));
     for (const socket of open) assert.match(await exchange(socket), /^HTTP\/1.1 200/);
   });
@@ -147,6 +148,62 @@ describe('connection limits of the metrics and probe servers', () => {
     const other = await silent(listener.port, '127.0.0.2');
     assert.match(await exchange(other), /^HTTP\/1.1 200/);
     for (const socket of open) assert.match(await exchange(socket), /^HTTP\/1.1 200/);
+  });
+
+  it('a full server admits an address holding none by closing the oldest connection not in a request of the address holding most', async () => {
+    const listener = await listening({ maxConnections: 4, maxConnectionsPerAddress: 4, firstRequestMs: NEVER_MS });
+    const flood = await servedConnections(listener.port, 1);
+    for (let i = 0; i < 3; i++) flood.push(await silent(listener.port));
+    // Accepted in order: once the newcomer is served, every flood connection was the server's first.
+    const kubelet = await silent(listener.port, '127.0.0.2');
+    assert.match(await exchange(kubelet), /^HTTP\/1.1 200/);
+    await closedWithin(flood[0]!);
+    for (const socket of flood.slice(1)) assert.match(await exchange(socket), /^HTTP\/1.1 200/, 'only the oldest was closed');
+  });
+
+  it("a full server admits a client's new connection in place of that client's idle one", async () => {
+    const listener = await listening({ maxConnections: 2, maxConnectionsPerAddress: 2, firstRequestMs: NEVER_MS });
+    const [idle] = await servedConnections(listener.port, 1);
+    const waiting = await silent(listener.port, '127.0.0.2');
+    const fresh = await silent(listener.port);
+    assert.match(await exchange(fresh), /^HTTP\/1.1 200/);
+    await closedWithin(idle!);
+    assert.match(await exchange(waiting), /^HTTP\/1.1 200/, 'the other address kept its connection');
+  });
+
+  it('a full server refuses an address that would hold as many as the most-holding one', async () => {
+    const listener = await listening({ maxConnections: 4, maxConnectionsPerAddress: 4, firstRequestMs: NEVER_MS });
+    const open: Socket[] = [];
+    for (const address of ['127.0.0.1', '127.0.0.1', '127.0.0.2', '127.0.0.2']) open.push(await silent(listener.port, address));
+    await closedWithin(await silent(listener.port, '127.0.0.2'));
+    await closedWithin(await silent(listener.port));
+    for (const socket of open) assert.match(await exchange(socket), /^HTTP\/1.1 200/);
+  });
+
+  it('a full server never closes a connection in a request to make room', async () => {
+    const arrived: (() => void)[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const listener = new HttpListener(
+      async (_req, res) => {
+        arrived.shift()?.();
+        await released;
+        res.end('ok');
+      },
+      undefined,
+      { maxConnections: 2, maxConnectionsPerAddress: 2, firstRequestMs: NEVER_MS },
+    );
+    await listener.listen({ port: 0, host: '127.0.0.1', setting: 'TEST_PORT', what: 'test server' });
+    after(() => listener.close());
+    const busy: Promise<string>[] = [];
+    for (let i = 0; i < 2; i++) {
+      const inRequest = new Promise<void>((resolve) => arrived.push(resolve));
+      busy.push(exchange(await silent(listener.port)));
+      await inRequest;
+    }
+    await closedWithin(await silent(listener.port, '127.0.0.2'));
+    release();
+    for (const response of busy) assert.match(await response, /^HTTP\/1.1 200/);
   });
 
   it('serves a normal request slower than the first-request deadline, and advertises the idle timeout', async () => {
