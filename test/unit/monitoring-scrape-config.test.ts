@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -70,6 +70,16 @@ describe('plainScrapeConfig', () => {
     writeFileSync(file, stringify({ scrape_configs: [{ ...rest, file_sd_configs: [{ files: [join(dir, 'targets.json')] }] }] }));
     const checked = spawnSync('promtool', ['check', 'config', '--syntax-only', file], { encoding: 'utf8' });
     assert.equal(checked.status, 0, `promtool: ${checked.stdout}${checked.stderr}`);
+  });
+});
+
+describe('docs/monitoring.md', () => {
+  it('prints the scrape config plainScrapeConfig() makes for the default install with a certSecret, exactly', () => {
+    const doc = readFileSync('docs/monitoring.md', 'utf8');
+    const block = /<!-- scrape-config begin -->\n```yaml\n([\s\S]*?)```\n<!-- scrape-config end -->/.exec(doc);
+    assert.ok(block, 'the scrape-config block in docs/monitoring.md');
+    const r = resolveEchoperatorProps({ metrics: { certSecret: 'echoperator-metrics-tls' } });
+    assert.equal(block[1], stringify({ scrape_configs: [plainScrapeConfig(r, FILES)] }));
   });
 });
 
