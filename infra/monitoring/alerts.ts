@@ -176,7 +176,7 @@ function reconcileAlerts(r: ResolvedEchoperatorProps): Alert[] {
       expr: `sum by (controller) (increase(controller_runtime_terminal_reconcile_errors_total{${sel}}[15m])) > 0`,
       summary: 'echoperator objects are Stalled.',
       description:
-        'Controller {{ $labels.controller }} stalled objects in the last 15 minutes (terminal errors: {{ $value | humanize }}): their Stalled condition says why; they wait for a change of their spec.',
+        'Controller {{ $labels.controller }} stalled objects in the last 15 minutes: their Stalled condition says why; they wait for a change of their spec.',
     },
     {
       alert: 'EchoperatorWorkQueueStuck',
@@ -234,7 +234,7 @@ function eventsDropped(r: ResolvedEchoperatorProps): Alert {
     expr: `sum by (reason) (increase(echoperator_events_dropped_total{${metricsSelector(r)},reason!="spam_filter"}[15m])) > 0`,
     summary: 'echoperator dropped Kubernetes Events.',
     description:
-      '{{ $value | humanize }} Events were dropped in the last 15 minutes for reason {{ $labels.reason }}; users miss them in kubectl describe.',
+      'About {{ $value | humanize }} Events were dropped in the last 15 minutes for reason {{ $labels.reason }}; users miss them in kubectl describe.',
   };
 }
 
