@@ -35,6 +35,7 @@ import {
 import { addConfinementPolicy } from './confinement.js';
 import { addTenantRoles } from './tenant-roles.js';
 import { addDashboardConfigMap } from './monitoring/dashboard-configmap.js';
+import { addPrometheusRule } from './monitoring/prometheus-rule.js';
 import { leaderElectionRules, metricsAuthRules, metricsReaderRules, operatorRules } from './rbac.js';
 
 export * from './props.js';
@@ -346,6 +347,9 @@ export class Echoperator extends Construct {
         },
       });
     }
+
+    // Opt-in: the alerts as a PrometheusRule.
+    addPrometheusRule(this, r, labels);
 
     // Opt-in: the Grafana dashboard as a ConfigMap for Grafana's sidecar.
     addDashboardConfigMap(this, r, labels);
