@@ -7,6 +7,7 @@
  */
 import { stringify } from 'yaml';
 import { alertRuleGroups } from '../../infra/monitoring/alerts.js';
+import { dashboardJson } from '../../infra/monitoring/dashboard.js';
 import { resolveEchoperatorProps } from '../../infra/props.js';
 
 export interface GeneratedFile {
@@ -40,4 +41,8 @@ export function alertsFile(): string {
   return `${comment}\n${stringify({ groups: alertRuleGroups(r) }, { lineWidth: 0, singleQuote: true })}`;
 }
 
-export const MONITORING_FILES: GeneratedFile[] = [{ path: 'docs/monitoring/echoperator-alerts.yaml', content: alertsFile }];
+export const MONITORING_FILES: GeneratedFile[] = [
+  { path: 'docs/monitoring/echoperator-alerts.yaml', content: alertsFile },
+  // The same JSON as the dashboard ConfigMap's, for Grafana's import or a provisioning folder.
+  { path: 'docs/monitoring/echoperator-dashboard.json', content: dashboardJson },
+];
