@@ -26,6 +26,18 @@ describe('monitoring files', () => {
     assert.equal(r.status, 0, r.stderr);
   });
 
+  it("docs/runbooks.md has a section for every alert, where the alert's runbook_url points", () => {
+    const r = resolveEchoperatorProps({ ha: { enabled: true }, metrics: { certSecret: 'tls' } });
+    const anchors = new Set(
+      [...readFileSync('docs/runbooks.md', 'utf8').matchAll(/^## (\S+)$/gm)].map(([, heading]) => heading!.toLowerCase()),
+    );
+    for (const rule of alertRuleGroups(r).flatMap((g) => g.rules)) {
+      const anchor = rule.annotations.runbook_url.split('#')[1]!;
+      assert.equal(anchor, rule.alert.toLowerCase());
+      assert.ok(anchors.has(anchor), `docs/runbooks.md has no section "## ${rule.alert}"`);
+    }
+  });
+
   it('the rules file holds the alerts of the default install with HA on, and says so', () => {
     const text = readFileSync('docs/monitoring/echoperator-alerts.yaml', 'utf8');
     assert.deepEqual(parse(text), { groups: alertRuleGroups(resolveEchoperatorProps(ALERTS_FILE_PROPS)) });
