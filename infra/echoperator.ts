@@ -34,6 +34,7 @@ import {
 } from './props.js';
 import { addConfinementPolicy } from './confinement.js';
 import { addTenantRoles } from './tenant-roles.js';
+import { addServiceMonitor } from './monitoring/service-monitor.js';
 import { addDashboardConfigMap } from './monitoring/dashboard-configmap.js';
 import { addPrometheusRule } from './monitoring/prometheus-rule.js';
 import { leaderElectionRules, metricsAuthRules, metricsReaderRules, operatorRules } from './rbac.js';
@@ -313,6 +314,9 @@ export class Echoperator extends Construct {
         },
       });
     }
+
+    // Opt-in: prometheus-operator's ServiceMonitor of that Service, and the scraper's binding.
+    addServiceMonitor(this, { config: r, labels, selector, metricsReaderRoleName: this.metricsReaderRoleName });
 
     if (r.metrics.enabled && r.metrics.networkPolicy.enabled) {
       // See EchoperatorMetricsNetworkPolicyProps: selecting the pod isolates it for ingress, so

@@ -721,6 +721,12 @@ function checkMonitoring(r: ResolvedEchoperatorProps): void {
   }
   if (!m.enabled) return;
   if (!r.metrics.enabled) fail('monitoring.enabled needs metrics.enabled: the ServiceMonitor scrapes the metrics Service');
+  if (r.metrics.certSecret !== undefined && m.namespace !== r.namespace) {
+    fail(
+      `monitoring.namespace must be the install's namespace (${r.namespace}) with metrics.certSecret, got ${JSON.stringify(m.namespace)}: ` +
+        "prometheus-operator reads the ServiceMonitor's CA from a Secret in the ServiceMonitor's own namespace",
+    );
+  }
   if (r.metrics.certSecret === undefined && !r.metrics.insecurePlainHttp && !m.insecureSkipVerify) {
     fail(
       'monitoring.enabled: without metrics.certSecret the operator serves a self-signed certificate that Prometheus cannot verify. ' +
