@@ -16,14 +16,14 @@
  */
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { stringify } from 'yaml';
 import { synthesize } from '../../infra/chart.js';
 import { ensureDebianPackages } from '../../scripts/controlplane/node/host.js';
+import { startPrometheus, type ActiveTarget, type InstantSample } from '../../scripts/monitoring/prometheus.js';
 import { loadOperatorImage } from '../../scripts/operator-image.js';
 import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
 import { startPrivateControlPlane } from '../support/faults.js';
@@ -32,18 +32,6 @@ import { eventually } from '../support/kube.js';
 const NS = 'echoperator';
 const CERT_SECRET = 'echoperator-metrics-tls';
 const SERVICE_DNS = `echoperator-metrics.${NS}.svc`;
-
-interface Target {
-  labels: { job: string };
-  health: 'up' | 'down' | 'unknown';
-  lastError: string;
-}
-
-/** One series of a Prometheus instant query's vector: its labels, and [time, value]. */
-interface Sample {
-  metric: Record<string, string>;
-  value: [number, string];
-}
 
 test(
   'Prometheus scrapes the in-cluster operator over HTTPS: up with a metrics-reader token (controller-runtime series stored), down with 403 without',
@@ -121,64 +109,32 @@ test(
       tls_config: { ca_file: join(work, 'tls.crt'), server_name: SERVICE_DNS },
       static_configs: [{ targets: [target] }],
     });
-    const config = join(work, 'prometheus.yml');
-    writeFileSync(
-      config,
-      stringify({
+    // Prometheus in the node's network namespace (the Service's address is routed there), on loopback.
+    const prometheus = await startPrometheus({
+      netns: cp.state.node!.netns,
+      dir: work,
+      config: {
         global: { scrape_interval: '2s', scrape_timeout: '2s' },
         scrape_configs: [job('reader', 'prometheus.token'), job('nobody', 'nobody.token')],
-      }),
-    );
-
-    // Prometheus in the node's network namespace (the Service's address is routed there), on loopback.
-    const netns = `/run/netns/${cp.state.node!.netns}`;
-    const webPort = 19_000 + Math.floor(Math.random() * 900);
-    const data = join(work, 'data');
-    const prometheus = spawn(
-      'nsenter',
-      [
-        `--net=${netns}`,
-        'prometheus',
-        `--config.file=${config}`,
-        `--storage.tsdb.path=${data}`,
-        `--web.listen-address=127.0.0.1:${webPort}`,
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    let promLog = '';
-    prometheus.stderr.on('data', (d: Buffer) => (promLog = (promLog + d.toString('utf8')).slice(-8000)));
-    const promExited = new Promise<void>((resolve) => prometheus.on('close', () => resolve()));
-    let stopped: Promise<void> | undefined;
-    const stopPrometheus = (): Promise<void> =>
-      (stopped ??= (async () => {
-        if (prometheus.exitCode === null && prometheus.signalCode === null) prometheus.kill('SIGTERM');
-        await promExited;
-        rmSync(data, { recursive: true, force: true });
-      })());
+      },
+    });
     // Before the cluster (and its network namespace) goes, also when an assertion fails.
-    t.after(stopPrometheus);
+    t.after(() => prometheus.stop());
     try {
       await scrapedAsExpected();
     } finally {
-      await stopPrometheus();
+      await prometheus.stop();
     }
-    assert.equal(spawnSync('pgrep', ['-f', '--', `--storage.tsdb.path=${data}`]).status, 1, 'Prometheus stopped');
+    assert.equal(spawnSync('pgrep', ['-f', '--', `--storage.tsdb.path=${prometheus.dataDir}`]).status, 1, 'Prometheus stopped');
 
     async function scrapedAsExpected(): Promise<void> {
-      const api = <T>(path: string): T => {
-        const r = spawnSync('nsenter', [`--net=${netns}`, 'curl', '-sf', `http://127.0.0.1:${webPort}${path}`], {
-          encoding: 'utf8',
-          timeout: 10_000,
-        });
-        if (r.status !== 0) throw new Error(`prometheus ${path}: curl exit ${r.status}: ${r.stderr}\n${promLog.slice(-2000)}`);
-        return JSON.parse(r.stdout) as T;
-      };
-
       const targets = await eventually(
         'both targets scraped (reader up, nobody down)',
         () => {
-          const active = api<{ data: { activeTargets: Target[] } }>('/api/v1/targets?state=active').data.activeTargets;
-          const byJob: Record<string, Target> = Object.fromEntries(active.map((a) => [a.labels.job, a]));
+          const active = prometheus.targets();
+          const byJob: Record<string, ActiveTarget> = Object.fromEntries(
+            active.map((a): [string, ActiveTarget] => [a.labels.job ?? '', a]),
+          );
           const { reader, nobody } = byJob;
           if (reader?.health === 'up' && nobody?.health === 'down') return { reader, nobody };
           // eventually() reports the last error: the targets as Prometheus last saw them.
@@ -194,7 +150,7 @@ test(
       assert.equal(targets.reader.lastError, '');
       assert.match(targets.nobody.lastError, /403/);
 
-      const up = (q: string): Sample[] => api<{ data: { result: Sample[] } }>(`/api/v1/query?query=${encodeURIComponent(q)}`).data.result;
+      const up = (q: string): InstantSample[] => prometheus.query(q);
       assert.deepEqual(
         up('up')
           .map((r) => `${r.metric.job}=${r.value[1]}`)
