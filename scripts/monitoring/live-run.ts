@@ -77,6 +77,17 @@ export interface MonitoredRun {
 
 const now = (): number => Date.now() / 1000;
 
+/**
+ * What a Prometheus in another namespace needs to discover a Service's endpoints in `namespace`
+ * (role endpointslice: the slices, their Services and pods): a Role and its RoleBinding, both
+ * named `<serviceAccount>-discovery`. kube-prometheus grants the same per watched namespace.
+ */
+export function grantEndpointDiscovery(k: Kubectl, namespace: string, serviceAccount: string): void {
+  const name = `${serviceAccount}-discovery`;
+  k.ok(['create', 'role', name, '-n', namespace, '--verb=get,list,watch', '--resource=endpointslices.discovery.k8s.io,services,pods']);
+  k.ok(['create', 'rolebinding', name, '-n', namespace, `--role=${name}`, `--serviceaccount=${namespace}:${serviceAccount}`]);
+}
+
 export async function startMonitoredRun(o: MonitoredRunOptions): Promise<MonitoredRun> {
   const k = o.kubectl;
   const NS = MONITORED_NAMESPACE;
@@ -104,16 +115,7 @@ export async function startMonitoredRun(o: MonitoredRunOptions): Promise<Monitor
     `--clusterrole=${echoperator.metricsReaderRoleName!}`,
     `--serviceaccount=${NS}:${SCRAPER}`,
   ]);
-  k.ok([
-    'create',
-    'role',
-    `${SCRAPER}-discovery`,
-    '-n',
-    NS,
-    '--verb=get,list,watch',
-    '--resource=endpointslices.discovery.k8s.io,services,pods',
-  ]);
-  k.ok(['create', 'rolebinding', `${SCRAPER}-discovery`, '-n', NS, `--role=${SCRAPER}-discovery`, `--serviceaccount=${NS}:${SCRAPER}`]);
+  grantEndpointDiscovery(k, NS, SCRAPER);
   await eventually(
     'the scraper to be allowed to read the metrics',
     () => k.run(['auth', 'can-i', 'get', r.metrics.path, `--as=system:serviceaccount:${NS}:${SCRAPER}`]).stdout.trim() === 'yes',
@@ -223,6 +225,7 @@ export async function startMonitoredRun(o: MonitoredRunOptions): Promise<Monitor
         ['load', names('echo', count), { ...NO_PODS_ANNOTATIONS }],
         ['runs', names('run', onNode), {}],
       ];
+      mark(`creating ${count + onNode} Echos`);
       for (const [ns, echoNames, annotations] of batches) {
         k.ok(['create', '-f', '-'], {
           input: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, annotations } }),
@@ -235,7 +238,6 @@ export async function startMonitoredRun(o: MonitoredRunOptions): Promise<Monitor
         }));
         k.ok(['create', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }), timeoutMs: 120_000 });
       }
-      mark(`created ${count + onNode} Echos`);
       await eventually(
         `each of the ${count + onNode} Echos to have its Job`,
         () => {
