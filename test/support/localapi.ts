@@ -7,7 +7,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
-import { RestClient } from '../../src/kube/rest.js';
+import { RestClient, type RestClientOptions } from '../../src/kube/rest.js';
 
 export async function localRestClient(handler: RequestListener): Promise<RestClient> {
   const srv = createServer(handler);
@@ -17,7 +17,7 @@ export async function localRestClient(handler: RequestListener): Promise<RestCli
 }
 
 /** A RestClient for `srv`, a plain-HTTP server listening on 127.0.0.1; closed after the test `t`. */
-export function restClientOn(t: { after(fn: () => unknown): void }, srv: Server): RestClient {
+export function restClientOn(t: { after(fn: () => unknown): void }, srv: Server, options: RestClientOptions = {}): RestClient {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     clusters: [{ name: 'c', server: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, skipTLSVerify: true }],
@@ -25,7 +25,7 @@ export function restClientOn(t: { after(fn: () => unknown): void }, srv: Server)
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
-  const rest = new RestClient(kc);
+  const rest = new RestClient(kc, options);
   t.after(() => rest.close());
   return rest;
 }

@@ -15,8 +15,7 @@ import { stringify } from 'yaml';
 import { alertNames, alertRuleGroups, type AlertRule } from '../../infra/monitoring/alerts.js';
 import { resolveEchoperatorProps } from '../../infra/props.js';
 import { ensureDebianPackages } from '../../scripts/controlplane/node/host.js';
-import { createMetrics } from '../../src/observability/metrics.js';
-import { MetricsEndpoint } from '../../src/observability/metricsendpoint.js';
+import { startedMetricsEndpoint } from '../support/metricsendpoint.js';
 import { ALERT_CASES, PROPS, type AlertCase } from '../fixtures/alerts/cases.js';
 
 const r = resolveEchoperatorProps(PROPS);
@@ -104,18 +103,8 @@ describe('alerts, through promtool', () => {
   });
 
   it('the alerts read only series the operator exports, besides up and kube-state-metrics', async (t) => {
-    const metrics = createMetrics({ defaultMetrics: false });
     // The endpoint registers its own series (the certificate's expiry among them) when it starts.
-    const endpoint = new MetricsEndpoint({
-      registry: metrics.registry,
-      port: 0,
-      path: '/metrics',
-      certDir: '',
-      insecurePlainHttp: false,
-      api: { request: () => Promise.reject(new Error('no API server in this test')) },
-    });
-    await endpoint.start();
-    t.after(() => endpoint.close());
+    const { metrics } = await startedMetricsEndpoint(t);
     const exported = new Set<string>();
     for (const m of await metrics.registry.getMetricsAsJSON()) {
       exported.add(m.name);

@@ -7,10 +7,9 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:tls';
 import { describe, it } from 'node:test';
 import type { Registry } from 'prom-client';
-import { createMetrics } from '../../src/observability/metrics.js';
-import { MetricsEndpoint } from '../../src/observability/metricsendpoint.js';
 import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
 import { FakeClock } from '../../src/runtime/testing/clock.js';
+import { startedMetricsEndpoint } from '../support/metricsendpoint.js';
 import { tlsSecretVolume } from '../support/secretvolume.js';
 
 const GAUGE = 'echoperator_metrics_certificate_expiry_timestamp_seconds';
@@ -31,28 +30,10 @@ async function gauge(registry: Registry): Promise<number | undefined> {
   return metric?.values[0]?.value;
 }
 
-async function started(
-  t: { after(fn: () => unknown): void },
-  options: { certDir?: string; insecurePlainHttp?: boolean; clock?: FakeClock },
-) {
-  const { registry } = createMetrics({ defaultMetrics: false });
-  const endpoint = new MetricsEndpoint({
-    registry,
-    port: 0,
-    path: '/metrics',
-    certDir: options.certDir ?? '',
-    insecurePlainHttp: options.insecurePlainHttp ?? false,
-    api: { request: () => Promise.reject(new Error('no API server in this test')) },
-    clock: options.clock,
-  });
-  await endpoint.start();
-  t.after(() => endpoint.close());
-  return { registry, endpoint };
-}
-
 describe(GAUGE, () => {
   it('is the notAfter of the self-signed certificate made at start', async (t) => {
-    const { registry, endpoint } = await started(t, {});
+    const { metrics, endpoint } = await startedMetricsEndpoint(t);
+    const { registry } = metrics;
     const served = await servedNotAfter(endpoint.port);
     assert.equal(await gauge(registry), served);
     // A year ahead (selfsigned.ts' default validity), not a placeholder.
@@ -63,7 +44,8 @@ describe(GAUGE, () => {
     const clock = new FakeClock();
     const first = selfSignedCertificate({ validityDays: 10 });
     const { dir, rotate } = tlsSecretVolume(t, first);
-    const { registry, endpoint } = await started(t, { certDir: dir, clock });
+    const { metrics, endpoint } = await startedMetricsEndpoint(t, { certDir: dir, clock });
+    const { registry } = metrics;
     const before = await servedNotAfter(endpoint.port);
     assert.equal(await gauge(registry), before);
     assert.ok(Math.abs(before - (Date.now() / 1000 + 10 * 86_400)) < 3_600, 'the 10-day certificate');
@@ -76,7 +58,7 @@ describe(GAUGE, () => {
   });
 
   it('is absent over plain HTTP', async (t) => {
-    const { registry } = await started(t, { insecurePlainHttp: true });
+    const { registry } = (await startedMetricsEndpoint(t, { insecurePlainHttp: true })).metrics;
     assert.equal(registry.getSingleMetric(GAUGE), undefined);
   });
 });

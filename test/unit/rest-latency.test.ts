@@ -8,39 +8,31 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { Histogram } from 'prom-client';
 import { after, describe, it } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
-import { RestClient } from '../../src/kube/rest.js';
+import { ApiError } from '../../src/kube/errors.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import { restClientOn } from '../support/localapi.js';
 
 const HISTOGRAM = 'rest_client_request_duration_seconds';
 
-/** A server whose every answer first moves `clock.ms` on by `tookMs` of the reply. */
-async function server(replies: (n: number) => { status: number; tookMs: number; body?: string; headers?: Record<string, string> }) {
+/**
+ * A client of a local server whose every answer first moves the client's clock on by `tookMs`
+ * (a reply of status 0: the connection is cut, no answer), and whose sleeps move it as asked.
+ */
+async function measured(replies: (n: number) => { status: number; tookMs: number; body?: string; headers?: Record<string, string> }) {
   const clock = { ms: 0 };
   let n = 0;
   const srv = createServer((req, res) => {
     req.resume();
     const r = replies(n++);
     clock.ms += r.tookMs;
+    if (r.status === 0) return void req.socket.destroy();
     res.writeHead(r.status, { 'content-type': 'application/json', ...r.headers });
     res.end(r.body ?? '{}');
   });
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
   after(() => srv.close());
-  return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}`, clock };
-}
-
-function client(url: string, clock: { ms: number }) {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: url, skipTLSVerify: true }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
   const metrics = createMetrics({ defaultMetrics: false });
-  const rest = new RestClient(kc, { metrics: metrics.rest, now: () => clock.ms, sleep: async (ms) => void (clock.ms += ms) });
-  after(() => rest.close());
+  const rest = restClientOn({ after }, srv, { metrics: metrics.rest, now: () => clock.ms, sleep: async (ms) => void (clock.ms += ms) });
   return { rest, registry: metrics.registry };
 }
 
@@ -60,8 +52,7 @@ async function observed(registry: ReturnType<typeof createMetrics>['registry']) 
 
 describe(HISTOGRAM, () => {
   it('observes each call once, by verb, with its whole time', async () => {
-    const s = await server((n) => ({ status: n === 0 ? 200 : 201, tookMs: n === 0 ? 1_500 : 20 }));
-    const c = client(s.url, s.clock);
+    const c = await measured((n) => ({ status: n === 0 ? 200 : 201, tookMs: n === 0 ? 1_500 : 20 }));
     await c.rest.request('GET', '/api/v1/namespaces/default/configmaps/x');
     await c.rest.request('POST', '/api/v1/namespaces/default/configmaps', { body: {} });
     const byVerb = await observed(c.registry);
@@ -74,14 +65,13 @@ describe(HISTOGRAM, () => {
   });
 
   it('counts a call retried after 429s once, its retries and waits included, and a refused call too', async () => {
-    const s = await server((n) =>
+    const c = await measured((n) =>
       n < 2
         ? { status: 429, tookMs: 100, headers: { 'retry-after': '1' }, body: 'slow down' }
         : n === 2
           ? { status: 200, tookMs: 100 }
           : { status: 403, tookMs: 50 },
     );
-    const c = client(s.url, s.clock);
     await c.rest.request('PATCH', '/x', { body: {} });
     await assert.rejects(c.rest.request('PATCH', '/x', { body: {} }));
     const patch = (await observed(c.registry)).get('PATCH')!;
@@ -90,15 +80,15 @@ describe(HISTOGRAM, () => {
   });
 
   it('observes a call that got no answer at all', async () => {
-    const s = await server(() => ({ status: 200, tookMs: 0 }));
-    const c = client('http://127.0.0.1:1', s.clock);
-    await assert.rejects(c.rest.request('GET', '/x', { timeoutMs: 5_000 }));
-    assert.equal((await observed(c.registry)).get('GET')?.count, 1);
+    const c = await measured(() => ({ status: 0, tookMs: 700 }));
+    await assert.rejects(c.rest.request('GET', '/x'), (err: ApiError) => err.code === 0);
+    const get = (await observed(c.registry)).get('GET');
+    assert.equal(get?.count, 1);
+    assert.equal(get?.sum, 0.7);
   });
 
   it('observes no watch', async () => {
-    const s = await server(() => ({ status: 200, tookMs: 30_000, body: '{"type":"ADDED","object":{}}\n' }));
-    const c = client(s.url, s.clock);
+    const c = await measured(() => ({ status: 200, tookMs: 30_000, body: '{"type":"ADDED","object":{}}\n' }));
     const lines: string[] = [];
     await c.rest.stream('/api/v1/configmaps', { watch: true }, new AbortController().signal, (l) => lines.push(l));
     assert.equal(lines.length, 1, 'the watch ran');
