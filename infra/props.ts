@@ -719,6 +719,9 @@ function checkMonitoring(r: ResolvedEchoperatorProps): void {
   if (!/^https?:\/\/[^\s#]+$/.test(m.rules.runbookUrl)) {
     fail(`monitoring.rules.runbookUrl must be an http(s) URL without a fragment, got ${JSON.stringify(m.rules.runbookUrl)}`);
   }
+  if (m.rules.enabled && !r.metrics.enabled) {
+    fail('monitoring.rules.enabled needs metrics.enabled: the alerts read the metrics (EchoperatorDown would fire for good)');
+  }
   if (!m.enabled) return;
   if (!r.metrics.enabled) fail('monitoring.enabled needs metrics.enabled: the ServiceMonitor scrapes the metrics Service');
   if (r.metrics.certSecret !== undefined && m.namespace !== r.namespace) {

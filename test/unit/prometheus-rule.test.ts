@@ -50,6 +50,13 @@ describe('PrometheusRule', () => {
     assert.equal(rule!.metadata.labels?.prometheus, 'main');
   });
 
+  it('is refused without metrics: every alert would read nothing', () => {
+    assert.throws(
+      () => synthesize({ metrics: { enabled: false }, monitoring: { rules: { enabled: true } } }),
+      /monitoring\.rules\.enabled needs metrics\.enabled/,
+    );
+  });
+
   it('leaves the leader alerts out without HA, and the certificate alert out without a certSecret', () => {
     const names = (props: EchoperatorProps): string[] =>
       (
