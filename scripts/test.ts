@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ensureArgoCdHealth, ensureFluxBinaries } from './controlplane/assets.js';
+import { ensureArgoCdHealth, ensureFluxBinaries, ensurePrometheusOperator } from './controlplane/assets.js';
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
@@ -63,6 +63,8 @@ async function main(): Promise<void> {
   if (files.some((f) => f.includes('gitops'))) await ensureFluxBinaries();
   // Likewise the Argo CD health harness (Argo CD's own Go code: minutes the first time).
   if (files.some((f) => f.includes('e2e') && f.includes('argocd'))) await ensureArgoCdHealth();
+  // And prometheus-operator for the ServiceMonitor test.
+  if (files.some((f) => f.includes('e2e') && f.includes('servicemonitor'))) await ensurePrometheusOperator();
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files],

@@ -256,6 +256,34 @@ export async function ensureFluxBinaries(log: (line: string) => void = (l) => co
   };
 }
 
+export interface PrometheusOperatorBinaries {
+  /** prometheus-operator's cmd/operator. */
+  operator: string;
+  /** The CRDs its module ships (example/prometheus-operator-crd), one YAML file per kind. */
+  crds: string;
+}
+
+/**
+ * prometheus-operator (gomod/prometheus-operator): cmd/operator alone, the one binary the
+ * ServiceMonitor test runs, and its CRDs copied beside it under crds/.
+ */
+export async function ensurePrometheusOperator(log: (line: string) => void = (l) => console.error(l)): Promise<PrometheusOperatorBinaries> {
+  const module = join(gomodRoot, 'prometheus-operator');
+  const path = 'github.com/prometheus-operator/prometheus-operator';
+  const version = pinnedVersion(module, path);
+  const group: BuildGroup = {
+    module,
+    key: `prometheus-operator-${version}`,
+    packages: [`${path}/cmd/operator`],
+    binaries: ['operator'],
+    ldflags: `-s -w -X github.com/prometheus/common/version.Version=${version.slice(1)}`,
+    copies: [{ module: path, from: 'example/prometheus-operator-crd', to: 'crds' }],
+    describe: `prometheus-operator ${version}`,
+  };
+  const operator = await resolveCached(group, 'operator', log);
+  return { operator, crds: join(dirname(operator), 'crds') };
+}
+
 function cachedBinary(group: BuildGroup, name: string): string {
   return join(cacheRoot(), 'controlplane', group.key, 'bin', name);
 }
