@@ -3,7 +3,9 @@
  * Prometheus is built without (its promtool: "field kubernetes_sd_configs not found"): the
  * namespace's EndpointSlices, read from the API server every second, written as a file_sd targets
  * file with the same `__meta_kubernetes_*` labels the kubernetes SD gives each endpoint and port
- * (not-ready endpoints included, as there). The scrape config's relabel_configs then run on them
+ * (not-ready endpoints included, as there), with the Service's labels (`__meta_kubernetes_service_label_*`
+ * and `_labelpresent_*`, which a ServiceMonitor's selector keeps on) and each address' target
+ * (`_address_target_kind`/`_name`). The scrape config's relabel_configs then run on them
  * unchanged, so the test proves the relabelling, the credentials and the TLS settings of
  * docs/monitoring.md; only the watch of the API server is this module's.
  *
@@ -11,7 +13,7 @@
  * stop() ends the polling and closes the client.
  */
 import { renameSync, writeFileSync } from 'node:fs';
-import type { V1EndpointSlice } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Service } from '@kubernetes/client-node';
 import { loadKubeConfig, RestClient } from '../../src/kube/index.js';
 
 export interface FileSdGroup {
@@ -19,8 +21,11 @@ export interface FileSdGroup {
   labels: Record<string, string>;
 }
 
-/** The kubernetes SD's targets for one EndpointSlice: one per endpoint address and port. */
-export function endpointSliceTargets(slice: V1EndpointSlice): FileSdGroup[] {
+/** Prometheus' label name for a Kubernetes label key (strutil.SanitizeLabelName). */
+const labelName = (key: string): string => key.replace(/[^a-zA-Z0-9_]/g, '_');
+
+/** The kubernetes SD's targets for one EndpointSlice: one per endpoint address and port; `serviceLabels` those of its Service. */
+export function endpointSliceTargets(slice: V1EndpointSlice, serviceLabels: Record<string, string> = {}): FileSdGroup[] {
   const meta = slice.metadata ?? {};
   const common: Record<string, string> = {
     __meta_kubernetes_namespace: meta.namespace ?? '',
@@ -29,6 +34,10 @@ export function endpointSliceTargets(slice: V1EndpointSlice): FileSdGroup[] {
   };
   const service = meta.labels?.['kubernetes.io/service-name'];
   if (service) common.__meta_kubernetes_service_name = service;
+  for (const [key, value] of Object.entries(serviceLabels)) {
+    common[`__meta_kubernetes_service_label_${labelName(key)}`] = value;
+    common[`__meta_kubernetes_service_labelpresent_${labelName(key)}`] = 'true';
+  }
   const groups: FileSdGroup[] = [];
   for (const endpoint of slice.endpoints ?? []) {
     for (const port of slice.ports ?? []) {
@@ -40,6 +49,10 @@ export function endpointSliceTargets(slice: V1EndpointSlice): FileSdGroup[] {
           __meta_kubernetes_endpointslice_port_protocol: port.protocol ?? 'TCP',
           __meta_kubernetes_endpointslice_endpoint_conditions_ready: String(endpoint.conditions?.ready ?? true),
         };
+        if (endpoint.targetRef?.kind && endpoint.targetRef.name) {
+          labels.__meta_kubernetes_endpointslice_address_target_kind = endpoint.targetRef.kind;
+          labels.__meta_kubernetes_endpointslice_address_target_name = endpoint.targetRef.name;
+        }
         if (endpoint.targetRef?.kind === 'Pod' && endpoint.targetRef.name) labels.__meta_kubernetes_pod_name = endpoint.targetRef.name;
         groups.push({ targets: [`${address}:${port.port}`], labels });
       }
@@ -74,7 +87,14 @@ export function endpointSliceFileSd(o: {
     while (!stopping) {
       try {
         const slices = (await rest.request<{ items: V1EndpointSlice[] }>('GET', path)).items;
-        const text = `${JSON.stringify(slices.flatMap(endpointSliceTargets), null, 1)}\n`;
+        const services = (await rest.request<{ items: V1Service[] }>('GET', `/api/v1/namespaces/${o.namespace}/services`)).items;
+        const labelsOf = (slice: V1EndpointSlice): Record<string, string> =>
+          services.find((svc) => svc.metadata?.name === slice.metadata?.labels?.['kubernetes.io/service-name'])?.metadata?.labels ?? {};
+        const text = `${JSON.stringify(
+          slices.flatMap((slice) => endpointSliceTargets(slice, labelsOf(slice))),
+          null,
+          1,
+        )}\n`;
         if (text !== written) write(text);
       } catch (err) {
         o.log(`discovery: ${String(err)}`);
