@@ -152,12 +152,16 @@ function reconcileAlerts(r: ResolvedEchoperatorProps): Alert[] {
   const longestWaiting = `workqueue_longest_waiting_seconds{${sel}}`;
   // Standbys queue the keys of every change too (they keep warm caches) but never hand them out:
   // only the leader's queue says whether work flows.
+  const byController = (counter: string): string => `sum by (controller) (rate(${counter}{${sel}}[5m]))`;
   const leadersQueue = r.ha.enabled ? `(${longestWaiting} and on(instance) (${leaderSelector(r)} == 1))` : longestWaiting;
   return [
     {
       alert: 'EchoperatorReconcileErrors',
       severity: 'warning',
-      expr: `sum by (controller) (rate(controller_runtime_reconcile_errors_total{${sel}}[5m])) / sum by (controller) (rate(controller_runtime_reconcile_total{${sel}}[5m])) > 0.1`,
+      // Retried errors only: terminal ones are counted as errors too, but no retry follows them
+      // and EchoperatorObjectsStalled reports them (a stalled object re-checked every 5 minutes
+      // would otherwise keep this ratio up on a quiet operator).
+      expr: `(${byController('controller_runtime_reconcile_errors_total')} - ${byController('controller_runtime_terminal_reconcile_errors_total')}) / ${byController('controller_runtime_reconcile_total')} > 0.1`,
       // More than 10% of reconciles failing for 15 minutes: a write conflict or an API server
       // hiccup fails a reconcile now and then and the retry succeeds, far below 10%; a cause
       // that persists (RBAC, an admission policy, a quota, an overloaded API server) fails every
