@@ -87,13 +87,14 @@ test(
     t.after(() => rmSync(work, { recursive: true, force: true }));
 
     k.ok(['apply', '--server-side', '-f', po.crds]);
-    k.ok([
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/servicemonitors.monitoring.coreos.com',
-      'crd/prometheuses.monitoring.coreos.com',
-    ]);
+    // Polled: kubectl wait fails outright on a CRD whose status has no conditions yet.
+    const crds = ['crd/servicemonitors.monitoring.coreos.com', 'crd/prometheuses.monitoring.coreos.com'];
+    await eventually(
+      "prometheus-operator's CRDs Established",
+      () => k.run(['wait', '--for=condition=Established', '--timeout=5s', ...crds]).code === 0,
+      60_000,
+      500,
+    );
 
     // The install, monitored; its ServiceMonitor selected by the test's Prometheus.
     const props = {
