@@ -6,7 +6,9 @@
  *
  *   npm run synth                      # tsx infra/main.ts
  *   ECHOPERATOR_HA=true npm run synth  # the HA variant
- *   npm run synth -- -f my-values.yaml # another values file instead of infra/values.yaml (as helm -f)
+ *   npm run synth -- -f my-values.yaml # a values file merged over infra/values.yaml (as helm -f)
+ *   npm run synth -- --set ha.enabled=true,workers=8   # Helm's --set syntax (infra/set-values.ts)
+ *   npm run synth -- --help            # usage; an unknown argument is refused
  *   cdk8s synth --check-upgrade=false  # the same through the cdk8s CLI (reads cdk8s.yaml)
  *
  * The output folder is emptied first, as the cdk8s CLI does, so a file left by an earlier layout
@@ -14,20 +16,41 @@
  */
 import { rmSync } from 'node:fs';
 import { App, YamlOutputType } from 'cdk8s';
+import { Command, CommanderError } from 'commander';
 import { addCharts, OUTDIR } from './chart.js';
-import { loadValues, VALUES_FILE } from './values.js';
+import { HA_ENV, valuesFromSources } from './values.js';
 
-/** The values file named by `-f <file>` or `--values <file>`, else infra/values.yaml. */
-function valuesFile(argv: string[]): string | URL {
-  const i = argv.findIndex((a) => a === '-f' || a === '--values');
-  if (i === -1) return VALUES_FILE;
-  const file = argv[i + 1];
-  if (!file) throw new Error(`${argv[i]} needs a values file`);
-  return file;
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/** The command line, as Helm's: `-f` files merged in order, then `--set`, then `--set-string`. */
+function commandLine(): Command {
+  return new Command('synth')
+    .description(
+      `Synthesizes the install into ${OUTDIR}/ from infra/values.yaml, the values files and the --set arguments ` +
+        `(later ones win, as with helm), then ${HA_ENV}=true|false over ha.enabled.`,
+    )
+    .option('-f, --values <file>', 'a values file merged over infra/values.yaml (repeatable, as helm -f)', collect)
+    .option('--set <key=value>', "set values, Helm's syntax: a.b=1,c={x,y},d[0]=z (repeatable)", collect)
+    .option('--set-string <key=value>', 'as --set, every value a string (repeatable)', collect)
+    .allowExcessArguments(false)
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
 }
 
-function main(): void {
-  const props = loadValues(valuesFile(process.argv.slice(2)));
+function main(argv: string[]): void {
+  const program = commandLine();
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (err) {
+    // --help printed usage (exit 0); an unknown or incomplete argument printed its error (exit 1).
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode;
+      return;
+    }
+    throw err;
+  }
+  const options = program.opts<{ values?: string[]; set?: string[]; setString?: string[] }>();
+  const props = valuesFromSources({ files: options.values, set: options.set, setString: options.setString });
   const app = new App({
     outdir: OUTDIR,
     // One file per chart, objects in apply order (the CRDs' file sorts first, then the
@@ -45,7 +68,7 @@ function main(): void {
 }
 
 try {
-  main();
+  main(process.argv.slice(2));
 } catch (err) {
   console.error(`synth failed: ${err instanceof Error ? err.message : String(err)}`);
   process.exitCode = 1;

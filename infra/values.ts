@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { z } from 'zod';
 import type { EchoperatorProps } from './echoperator.js';
+import { applySetArgument, mergeValues } from './set-values.js';
 import { VALUES_SCHEMA, type Values } from './values-schema.js';
 
 export const VALUES_FILE = new URL('./values.yaml', import.meta.url);
@@ -75,8 +76,8 @@ function dropUndefined(v: unknown): unknown {
   return v;
 }
 
-/** Parses values YAML text into props; `source` names the file in errors. */
-export function parseValues(text: string, source = 'values.yaml'): EchoperatorProps {
+/** The YAML text of a values file as a map (an empty file is an empty map). */
+function valuesDocument(text: string, source: string): Record<string, unknown> {
   let doc: unknown;
   try {
     doc = parse(text);
@@ -84,9 +85,44 @@ export function parseValues(text: string, source = 'values.yaml'): EchoperatorPr
     throw new ValuesError(`${source}: not valid YAML: ${(err as Error).message}`);
   }
   if (doc === null || doc === undefined) return {};
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ValuesError(`${source}: must be a mapping of keys to values`);
+  return doc as Record<string, unknown>;
+}
+
+/** Checks a values document against the schema; `source` names where it came from in errors. */
+function validValues(doc: Record<string, unknown>, source: string): EchoperatorProps {
   const result = VALUES_SCHEMA.safeParse(doc, { reportInput: true });
   if (!result.success) throw new ValuesError(`${source}: ${result.error.issues.map(describe).join('; ')}`);
   return dropUndefined(result.data) as EchoperatorProps;
+}
+
+/** Parses values YAML text into props; `source` names the file in errors. */
+export function parseValues(text: string, source = 'values.yaml'): EchoperatorProps {
+  return validValues(valuesDocument(text, source), source);
+}
+
+/** Where the values of one synth come from, in Helm's order of precedence (later wins). */
+export interface ValuesSources {
+  /** Values files merged in order over infra/values.yaml, as `helm -f a.yaml -f b.yaml`. */
+  readonly files?: readonly string[];
+  /** `--set` arguments, applied in order over the files (Helm's syntax: infra/set-values.ts). */
+  readonly set?: readonly string[];
+  /** `--set-string` arguments, applied after the `--set` ones; every value a string. */
+  readonly setString?: readonly string[];
+}
+
+/**
+ * The props of one synth: infra/values.yaml, the files merged over it, the --set and --set-string
+ * arguments applied, then ECHOPERATOR_HA; checked once, on the result, as Helm checks
+ * values.schema.json against the merged values.
+ */
+export function valuesFromSources(sources: ValuesSources, env: NodeJS.ProcessEnv = process.env): EchoperatorProps {
+  let values = valuesDocument(readFileSync(VALUES_FILE, 'utf8'), VALUES_FILE.pathname);
+  for (const file of sources.files ?? []) values = mergeValues(values, valuesDocument(readFileSync(file, 'utf8'), file));
+  for (const expression of sources.set ?? []) values = applySetArgument(values, expression);
+  for (const expression of sources.setString ?? []) values = applySetArgument(values, expression, true);
+  const named = [...(sources.files ?? []), ...(sources.set?.length || sources.setString?.length ? ['--set'] : [])];
+  return applyEnvOverrides(validValues(values, named.length ? named.join(', ') : VALUES_FILE.pathname), env);
 }
 
 /** Applies ECHOPERATOR_HA (when set and non-empty) over the values' ha.enabled. */

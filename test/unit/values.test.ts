@@ -7,18 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, it, type TestContext } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { Ajv } from 'ajv';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { synthesize, type Manifest } from '../../infra/chart.js';
 import { CONFIG_CHECKSUM_ANNOTATION, EchoperatorPropsError, POD_ENV_NAMES, type EchoperatorProps } from '../../infra/echoperator.js';
 import { VALUES_SCHEMA_FILE, valuesJsonSchemaText } from '../../infra/values-schema.js';
 import { parseValues, ValuesError } from '../../infra/values.js';
 import { manifestsOf } from '../support/manifests.js';
+import { runSynth } from '../support/synth.js';
 
 /** Every new key, as a Helm user writes it. */
 const POD_VALUES = `
@@ -60,20 +59,7 @@ function deployment(objects: Manifest[]): V1Deployment {
 
 /** Runs `npm run synth -- -f <values>` (infra/main.ts) into a temporary folder. */
 function synth(t: TestContext, values: string): { status: number | null; stderr: string; objects: Manifest[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'echoperator-values-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'values.yaml');
-  writeFileSync(file, values);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'infra/main.ts', '-f', file], {
-    encoding: 'utf8',
-    env: { ...process.env, CDK8S_OUTDIR: join(dir, 'out'), ECHOPERATOR_HA: '' },
-    timeout: 60_000,
-  });
-  let objects: Manifest[] = [];
-  if (r.status === 0) {
-    objects = parseAllDocuments(readFileSync(join(dir, 'out', 'echoperator.k8s.yaml'), 'utf8')).map((d) => d.toJSON() as Manifest);
-  }
-  return { status: r.status, stderr: r.stderr, objects };
+  return runSynth(t, ['-f', '{dir}/values.yaml'], { 'values.yaml': values });
 }
 
 describe('values.schema.json', () => {
