@@ -14,9 +14,11 @@
  * needs a second package for JSON Schema. zod is a build-time dependency of infra/ only: the
  * operator's bundle never imports it.
  *
- * What the schema holds: shapes, types, enums and unknown keys (refused at every level). What it
+ * What the schema holds: shapes, types, enums, unknown keys (refused at every level), ranges and
+ * formats (ports, counts, DNS names, label keys, image references, quantities), so that
+ * values.schema.json refuses a bad value in an editor or `helm lint` as the synth does. What it
  * leaves to the construct (resolveEchoperatorProps, which checks construct users' props too):
- * the rules across values (ports differ, lease timings) and the formats (DNS names, label keys).
+ * the rules across values (ports differ, lease timings, a ServiceMonitor's certificate).
  * A key left empty in YAML (`image:`) means "the default", as with every other key.
  *
  * The Kubernetes structures (affinity, tolerations, extraEnv) hold exactly the fields of
@@ -26,7 +28,9 @@ import { fileURLToPath } from 'node:url';
 import { k8s } from 'cdk8s-plus-28';
 import { format, resolveConfig } from 'prettier';
 import { z } from 'zod';
-import { QUANTITY } from './props.js';
+import { IMAGE_REFERENCE, PATTERNS, URL_PATH } from '../src/config/validation.js';
+import { LEASE_MAX_SECONDS } from '../src/runtime/leaderelection/config.js';
+import { OPERATOR_SHUTDOWN_TIMEOUT_SECONDS, QUANTITY } from './props.js';
 
 /** An optional values key: absent or empty (null in YAML) both mean the default. */
 function opt<T extends z.ZodType>(schema: T) {
@@ -35,6 +39,27 @@ function opt<T extends z.ZodType>(schema: T) {
 
 const int = () => z.int();
 const stringMap = () => z.record(z.string(), z.string());
+// The formats the construct checks (infra/props.ts), said here too so that values.schema.json
+// refuses what the synth refuses: an editor or `helm lint` flags the value before any synth.
+const positive = () => z.int().min(1, { error: 'must be an integer of at least 1' });
+const port = () => z.int().min(1, { error: 'must be a port, 1-65535' }).max(65_535, { error: 'must be a port, 1-65535' });
+const dnsLabel = (max = 63) =>
+  z
+    .string()
+    .max(max, { error: `must be at most ${max} characters` })
+    .regex(PATTERNS.dns1123Label, { error: "must be a DNS label: lower-case letters, digits and '-'" });
+const dnsSubdomain = () =>
+  z
+    .string()
+    .max(253, { error: 'must be at most 253 characters' })
+    .regex(PATTERNS.dns1123Subdomain, { error: "must be a DNS subdomain: lower-case letters, digits, '-' and '.'" });
+const imageReference = () => z.string().regex(IMAGE_REFERENCE, { error: "must be an image reference such as 'repo/name:tag'" });
+const labels = () =>
+  z.record(
+    z.string().regex(PATTERNS.labelKey, { error: 'must be a label key' }),
+    z.string().max(63).regex(PATTERNS.labelValue, { error: 'must be a label value' }),
+  );
+const leaseSeconds = () => positive().max(LEASE_MAX_SECONDS, { error: `must be at most ${LEASE_MAX_SECONDS} (an hour)` });
 
 const labelSelectorRequirement = z.strictObject({
   key: z.string(),
@@ -119,48 +144,55 @@ const envVar = z.strictObject({
     .optional(),
 });
 
-const quantities = z.strictObject({ cpu: opt(z.string()), memory: opt(z.string()) });
 /** A Kubernetes quantity the construct can compare ('100m', '1', '64Mi'): checked here, so an editor flags it too. */
 const quantity = () => z.string().regex(QUANTITY, { error: "must be a Kubernetes quantity such as '100m', '1', '64Mi' or '1Gi'" });
+const quantities = z.strictObject({ cpu: opt(quantity()), memory: opt(quantity()) });
 
 export const VALUES_SCHEMA = z
   .strictObject({
-    namespace: opt(z.string()),
+    namespace: opt(dnsLabel()),
     createNamespace: opt(z.boolean()),
     installCrds: opt(z.boolean()),
-    name: opt(z.string()),
-    image: opt(z.string()),
+    // Leaves room for the '-config' and '-metrics' suffixes within a DNS label.
+    name: opt(dnsLabel(55)),
+    image: opt(imageReference()),
     imagePullPolicy: opt(z.enum(['Always', 'IfNotPresent', 'Never'])),
-    command: opt(z.array(z.string())),
+    command: opt(z.array(z.string()).min(1, { error: 'must not be empty' })),
     args: opt(z.array(z.string())),
-    workers: opt(int()),
-    watchNamespaces: opt(z.array(z.string())),
+    workers: opt(positive()),
+    watchNamespaces: opt(z.array(dnsLabel()).min(1, { error: 'must list at least one namespace; leave it out to watch all' })),
     logLevel: opt(z.enum(['debug', 'info', 'warn', 'error'])),
     metrics: opt(
       z.strictObject({
         enabled: opt(z.boolean()),
-        port: opt(int()),
-        path: opt(z.string()),
+        port: opt(port()),
+        path: opt(z.string().regex(URL_PATH, { error: "must be an absolute URL path such as '/metrics'" })),
         insecurePlainHttp: opt(z.boolean()),
-        certSecret: opt(z.string()),
-        networkPolicy: opt(z.strictObject({ enabled: opt(z.boolean()), namespaceLabels: opt(stringMap()) })),
+        certSecret: opt(dnsSubdomain()),
+        networkPolicy: opt(z.strictObject({ enabled: opt(z.boolean()), namespaceLabels: opt(labels()) })),
       }),
     ),
     monitoring: opt(
       z.strictObject({
         enabled: opt(z.boolean()),
-        namespace: opt(z.string()),
-        interval: opt(z.string()),
-        labels: opt(stringMap()),
-        prometheusServiceAccount: opt(z.strictObject({ name: z.string(), namespace: z.string() })),
+        namespace: opt(dnsLabel()),
+        interval: opt(z.string().regex(/^([0-9]+(ms|s|m|h))+$/, { error: "must be a Prometheus duration such as '30s' or '1m'" })),
+        labels: opt(labels()),
+        prometheusServiceAccount: opt(z.strictObject({ name: dnsSubdomain(), namespace: dnsLabel() })),
         insecureSkipVerify: opt(z.boolean()),
-        rules: opt(z.strictObject({ enabled: opt(z.boolean()), labels: opt(stringMap()), runbookUrl: opt(z.string()) })),
-        dashboard: opt(z.strictObject({ enabled: opt(z.boolean()), namespace: opt(z.string()), labels: opt(stringMap()) })),
+        rules: opt(
+          z.strictObject({
+            enabled: opt(z.boolean()),
+            labels: opt(labels()),
+            runbookUrl: opt(z.string().regex(/^https?:\/\/[^\s#]+$/, { error: 'must be an http(s) URL without a fragment' })),
+          }),
+        ),
+        dashboard: opt(z.strictObject({ enabled: opt(z.boolean()), namespace: opt(dnsLabel()), labels: opt(labels()) })),
       }),
     ),
-    healthPort: opt(int()),
+    healthPort: opt(port()),
     resources: opt(z.strictObject({ requests: opt(quantities), limits: opt(quantities) })),
-    jobImage: opt(z.string()),
+    jobImage: opt(imageReference()),
     jobMaxResources: opt(
       z.strictObject({ cpu: opt(quantity()), memory: opt(quantity()) }).meta({
         description:
@@ -171,25 +203,31 @@ export const VALUES_SCHEMA = z
     ha: opt(
       z.strictObject({
         enabled: opt(z.boolean()),
-        replicas: opt(int()),
-        leaseDurationSeconds: opt(int()),
-        renewDeadlineSeconds: opt(int()),
-        retryPeriodSeconds: opt(int()),
-        leaseName: opt(z.string()),
+        replicas: opt(positive()),
+        leaseDurationSeconds: opt(leaseSeconds()),
+        renewDeadlineSeconds: opt(leaseSeconds()),
+        retryPeriodSeconds: opt(leaseSeconds()),
+        leaseName: opt(dnsSubdomain()),
       }),
     ),
-    terminationGracePeriodSeconds: opt(int()),
+    terminationGracePeriodSeconds: opt(
+      z.int().min(OPERATOR_SHUTDOWN_TIMEOUT_SECONDS + 1, {
+        error: `must be greater than the operator's ${OPERATOR_SHUTDOWN_TIMEOUT_SECONDS} s shutdown timeout`,
+      }),
+    ),
     confineServiceAccount: opt(z.boolean()),
     tenantRoles: opt(z.boolean()),
-    nodeSelector: opt(stringMap().meta({ description: 'Node labels the operator needs (pod spec.nodeSelector).' })),
+    nodeSelector: opt(labels().meta({ description: 'Node labels the operator needs (pod spec.nodeSelector).' })),
     tolerations: opt(z.array(toleration).meta({ description: 'Taints the operator tolerates (pod spec.tolerations).' })),
     affinity: opt(affinity),
-    priorityClassName: opt(z.string().meta({ description: "The pods' PriorityClass (pod spec.priorityClassName)." })),
+    priorityClassName: opt(dnsSubdomain().meta({ description: "The pods' PriorityClass (pod spec.priorityClassName)." })),
     imagePullSecrets: opt(
-      z.array(z.strictObject({ name: z.string() })).meta({ description: 'Secrets to pull the image with (pod spec.imagePullSecrets).' }),
+      z
+        .array(z.strictObject({ name: dnsSubdomain() }))
+        .meta({ description: 'Secrets to pull the image with (pod spec.imagePullSecrets).' }),
     ),
     podAnnotations: opt(stringMap().meta({ description: "Extra annotations on the operator's pods." })),
-    podLabels: opt(stringMap().meta({ description: "Extra labels on the operator's pods (not the install's app.kubernetes.io ones)." })),
+    podLabels: opt(labels().meta({ description: "Extra labels on the operator's pods (not the install's app.kubernetes.io ones)." })),
     extraEnv: opt(
       z.array(envVar).meta({ description: "Extra environment variables of the operator's container (not the ones the install sets)." }),
     ),

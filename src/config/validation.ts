@@ -38,6 +38,17 @@ export function isLabelKey(k: string): boolean {
   return isDns1123Subdomain(k.slice(0, slash)) && LABEL_NAME.test(k.slice(slash + 1));
 }
 
+/**
+ * The rules above as regular expressions, for schemas (infra/values-schema.ts) that editors and
+ * Helm check with a JSON Schema validator: lengths that a pattern cannot say are checked apart.
+ */
+export const PATTERNS = {
+  dns1123Label: DNS1123_LABEL,
+  dns1123Subdomain: DNS1123_SUBDOMAIN,
+  labelKey: new RegExp(`^(?:${DNS1123_SUBDOMAIN.source.slice(1, -1)}/)?${LABEL_NAME.source.slice(1, -1)}$`),
+  labelValue: new RegExp(`^(?:${LABEL_NAME.source.slice(1, -1)})?$`),
+} as const;
+
 /** A label value: empty, or at most 63 letters, digits, '-', '_' and '.', alphanumeric at both ends. */
 export function isLabelValue(v: string): boolean {
   return typeof v === 'string' && (v === '' || LABEL_NAME.test(v));
@@ -48,9 +59,11 @@ export function isPort(n: number, options: { allowZero?: boolean } = {}): boolea
   return Number.isInteger(n) && n >= (options.allowZero ? 0 : 1) && n <= 65_535;
 }
 
+export const URL_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+
 /** An absolute URL path without query or fragment, e.g. /metrics. */
 export function isUrlPath(v: string): boolean {
-  return typeof v === 'string' && /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/.test(v);
+  return typeof v === 'string' && URL_PATH.test(v);
 }
 
 // The grammar of github.com/distribution/reference, which the kubelet's image pull follows:
@@ -62,7 +75,7 @@ const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:
 const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
 const TAG = '[\\w][\\w.-]{0,127}';
 const DIGEST = '(?:sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})';
-const IMAGE_REFERENCE = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::${TAG})?(?:@${DIGEST})?$`);
+export const IMAGE_REFERENCE = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::${TAG})?(?:@${DIGEST})?$`);
 /** distribution/reference's NameTotalLengthMax: domain and path, without tag or digest. */
 const NAME_MAX = 255;
 

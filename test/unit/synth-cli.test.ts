@@ -109,7 +109,7 @@ describe('npm run synth, the command line', () => {
     assert.equal(set?.LOG_LEVEL, 'error');
     const refused = runSynth(t, ['-f', '{dir}/a.yaml', '--set', 'workers=0'], files);
     assert.equal(refused.status, 1);
-    assert.match(refused.stderr, /workers must be a positive integer, got 0/);
+    assert.match(refused.stderr, /workers: must be an integer of at least 1, got 0/);
     const typo = runSynth(t, ['--set', 'ha.enable=true']);
     assert.equal(typo.status, 1);
     assert.match(typo.stderr, /unknown key ha\.enable/);

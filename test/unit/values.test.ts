@@ -99,6 +99,54 @@ describe('values.schema.json', () => {
   });
 });
 
+describe('values.schema.json is as strict as the synth', () => {
+  // One bad value per format or range the construct checks: the JSON Schema (as Helm and editors
+  // read it) must refuse each, and so must the synth, naming the key.
+  const BAD_VALUES: [string, RegExp][] = [
+    ['ha: {replicas: -1}\n', /ha\.replicas/],
+    ['ha: {replicas: 0}\n', /ha\.replicas/],
+    ['metrics: {port: 70000}\n', /metrics\.port/],
+    ['metrics: {port: 0}\n', /metrics\.port/],
+    ['healthPort: 65536\n', /healthPort/],
+    ['workers: 0\n', /workers/],
+    ['resources: {requests: {cpu: lots}}\n', /resources\.requests\.cpu/],
+    ['resources: {limits: {memory: 1GB}}\n', /resources\.limits\.memory/],
+    ['jobMaxResources: {cpu: "-1"}\n', /jobMaxResources\.cpu/],
+    ['namespace: Team_A\n', /namespace/],
+    ['name: a-name-longer-than-fifty-five-characters-which-leaves-no-room\n', /name/],
+    ['image: "Not An Image"\n', /image/],
+    ['jobImage: "busybox:"\n', /jobImage/],
+    ['watchNamespaces: []\n', /watchNamespaces/],
+    ['watchNamespaces: [Team-A]\n', /watchNamespaces\[0\]/],
+    ['metrics: {path: metrics}\n', /metrics\.path/],
+    ['metrics: {certSecret: My_Secret}\n', /metrics\.certSecret/],
+    ['metrics: {networkPolicy: {namespaceLabels: {"bad key!": x}}}\n', /namespaceLabels/],
+    ['ha: {leaseDurationSeconds: 7200}\n', /ha\.leaseDurationSeconds/],
+    ['ha: {leaseName: Lease_Name}\n', /ha\.leaseName/],
+    ['terminationGracePeriodSeconds: 10\n', /terminationGracePeriodSeconds/],
+    ['command: []\n', /command/],
+    ['podLabels: {team: "a b"}\n', /podLabels/],
+    ['priorityClassName: System_Critical\n', /priorityClassName/],
+    ['monitoring: {interval: 30 seconds}\n', /monitoring\.interval/],
+    [
+      'monitoring: {prometheusServiceAccount: {name: prometheus, namespace: Monitoring}}\n',
+      /monitoring\.prometheusServiceAccount\.namespace/,
+    ],
+  ];
+
+  it(`refuses each of ${BAD_VALUES.length} bad values files with ajv (draft-07) and with the synth, naming the key`, () => {
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(VALUES_SCHEMA_FILE, 'utf8')) as object);
+    for (const [bad, key] of BAD_VALUES) {
+      assert.equal(validate(parse(bad)), false, `values.schema.json accepts ${bad}`);
+      assert.throws(
+        () => parseValues(bad),
+        (e: unknown) => e instanceof ValuesError && key.test(e.message),
+        `the synth: ${bad}`,
+      );
+    }
+  });
+});
+
 describe('the pod settings Helm users expect', () => {
   it('npm run synth with each new key in a values file puts it on the pod template', { timeout: 60_000 }, (t) => {
     const { status, stderr, objects } = synth(t, POD_VALUES);
