@@ -15,7 +15,7 @@ import type { ControlPlaneState } from './controlplane/cluster.js';
 import { ControlPlaneError } from './controlplane/errors.js';
 import { parseFinalStage } from './controlplane/node/dockerfile.js';
 import { buildImage, importImages, operatorImageSpec, type ImageSpec } from './controlplane/node/images.js';
-import { ensureBundle, NODE22_VERSION, node22Binary } from './runtimes.js';
+import { ensureBundle, nodeBinary, nodeLine } from './runtimes.js';
 
 /** The image the synthesized Deployment runs by default. */
 export const OPERATOR_IMAGE = `${IMAGE_REPOSITORY}:${ECHOPERATOR_VERSION}`;
@@ -25,16 +25,17 @@ const DOCKERFILE = join(ROOT, 'Dockerfile');
 /**
  * The Node binary that stands in for the Dockerfile's distroless base: the same major as its
  * `nodejsNN` tag, so the local image runs what the released one runs. This machine's Node when
- * the majors match, else Node 22 from npm (runtimes.ts).
+ * the majors match, else that supported line's binary from npm (runtimes.ts).
  */
 export function baseNodeBinary(dockerfile = DOCKERFILE): string {
   const from = parseFinalStage(readFileSync(dockerfile, 'utf8')).from;
   const major = /nodejs(\d+)/.exec(from)?.[1];
   if (major === process.versions.node.split('.')[0]) return process.execPath;
-  if (major === NODE22_VERSION.split('.')[0]) {
-    const node22 = node22Binary();
-    if (node22.path) return node22.path;
-    throw new ControlPlaneError(`The operator image's base is ${from}, and Node ${NODE22_VERSION} is unavailable: ${node22.reason}`);
+  const version = major && nodeLine(major);
+  if (version) {
+    const node = nodeBinary(version);
+    if (node.path) return node.path;
+    throw new ControlPlaneError(`The operator image's base is ${from}, and Node ${version} is unavailable: ${node.reason}`);
   }
   throw new ControlPlaneError(`The operator image's base is ${from}: no local Node ${major ?? '(unknown major)'} to stand in for it.`);
 }

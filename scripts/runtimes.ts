@@ -2,9 +2,9 @@
  * The runtimes the bundle ships for, and how each is started; shared by the distribution tests and
  * `npm run bench:dist`. Each artifact is built here when it is missing or older than its inputs.
  *
- * - Node (this one, >= 20): `node dist/bundle/echoperator.js`.
- * - Node 22: the official binary from the npm package node-<os>-<arch>, installed on first use
- *   into ~/.cache/echoperator/ (never into the project's dependencies).
+ * - Node, each supported release line (NODE_LINES): `node dist/bundle/echoperator.js` with the
+ *   official binary from the npm package node-<os>-<arch>, installed on first use into
+ *   ~/.cache/echoperator/ (never into the project's dependencies).
  * - Deno 2: the binary of the exact-pinned `deno` devDependency, with the permissions below.
  * - The single executable dist/sea/echoperator (scripts/build-sea.ts).
  */
@@ -15,7 +15,22 @@ import { BUNDLE, ROOT, buildBundle } from './build.js';
 import { SEA, buildSea } from './build-sea.js';
 import { cacheRoot } from './controlplane/assets.js';
 
-export const NODE22_VERSION = '22.23.3';
+/**
+ * The Node release lines that are not end-of-life, each pinned to an exact release: 22 (maintenance
+ * LTS), 24 (active LTS) and 26 (current). Node 20 reached its end of life on 2026-04-30. The unit
+ * tier (scripts/test.ts) and the distribution smoke (test/e2e/distribution.test.ts) run on each.
+ */
+export const NODE_LINES = ['22.23.3', '24.21.0', '26.12.1'] as const;
+
+/** The major of a Node version ('22.23.3' -> '22'). */
+export function nodeMajor(version: string): string {
+  return version.replace(/^v/, '').split('.')[0]!;
+}
+
+/** The pinned release of a supported line, by its major; undefined when the line is not supported. */
+export function nodeLine(major: string): string | undefined {
+  return NODE_LINES.find((version) => nodeMajor(version) === major);
+}
 
 /**
  * Deno's permissions for the operator, as narrow as they go:
@@ -44,22 +59,26 @@ export function denoBinary(): string {
   return direct;
 }
 
-/** Node 22's binary, installed from npm on first use; undefined (with the reason) when unavailable. */
-export function node22Binary(): { path?: string; reason?: string } {
+/**
+ * The official binary of Node `version` (one of NODE_LINES), installed from npm on first use into
+ * the cache; { reason } when it cannot be installed. Not safe to call for one version from two
+ * processes at once the first time: callers that fan out (scripts/test.ts) install before they do.
+ */
+export function nodeBinary(version: string): { path?: string; reason?: string } {
   const pkg = `node-${process.platform}-${process.arch}`;
-  const dir = join(cacheRoot(), `node-v${NODE22_VERSION}`);
+  const dir = join(cacheRoot(), `node-v${version}`);
   const bin = join(dir, 'node_modules', pkg, 'bin', 'node');
   if (!existsSync(bin)) {
     const r = spawnSync(
       'npm',
-      ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefix', dir, `${pkg}@${NODE22_VERSION}`],
+      ['install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefix', dir, `${pkg}@${version}`],
       {
         encoding: 'utf8',
         timeout: 300_000,
       },
     );
     if (r.status !== 0 || !existsSync(bin))
-      return { reason: `could not install ${pkg}@${NODE22_VERSION} from npm: ${(r.stderr || String(r.error)).trim().slice(-300)}` };
+      return { reason: `could not install ${pkg}@${version} from npm: ${(r.stderr || String(r.error)).trim().slice(-300)}` };
   }
   return { path: bin };
 }
