@@ -8,6 +8,9 @@
  * is left out, said so in the output. A cluster started here must leave nothing on the machine
  * once stopped (processes, mounts, namespaces, cgroups): what is there after the run and was not
  * before it fails the run.
+ *
+ * The unit files of the run also run on every other supported Node line (scripts/unit-lines.ts,
+ * TEST_NODE_LINES), one line after another alongside the main run; the run fails if any line fails.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -19,6 +22,7 @@ import { machineLeftovers } from './controlplane/node/node.js';
 import { acquireControlPlane } from './controlplane/session.js';
 import { kubectlFor } from './kubectl.js';
 import { ensureBundle } from './runtimes.js';
+import { selectedLines, unitTierOnLines } from './unit-lines.js';
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir)
@@ -46,7 +50,9 @@ async function main(): Promise<void> {
     files = files.filter((f) => !needsNode(f));
     if (files.length === 0) throw new Error('every matching test file needs the node');
   }
-  const needsCluster = files.some((f) => !relative('test', f).startsWith('unit'));
+  const isUnit = (f: string): boolean => relative('test', f).startsWith('unit');
+  const needsCluster = files.some((f) => !isUnit(f));
+  selectedLines(); // a bad TEST_NODE_LINES stops the run here, before a cluster starts
   const before = new Set(machineLeftovers());
   let lease = needsCluster ? await acquireControlPlane({ needsNode: files.some(needsNode) }) : undefined;
   if (lease && !lease.ownedPids.length && process.env.USE_EXISTING_CLUSTER !== 'true' && installedOperators(lease.kubeconfig)) {
@@ -77,7 +83,13 @@ async function main(): Promise<void> {
       },
     },
   );
-  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, () => child.kill(s));
+  const stopLines = new AbortController();
+  const lines = files.some(isUnit) ? unitTierOnLines(files.filter(isUnit), stopLines.signal) : Promise.resolve(0);
+  for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.on(s, () => {
+      child.kill(s);
+      stopLines.abort();
+    });
   let code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   await lease?.release();
   if (lease?.ownedPids.length) {
@@ -85,6 +97,7 @@ async function main(): Promise<void> {
     for (const l of left) console.error(`tests: the cluster left behind ${l}`);
     if (left.length) code ||= 1;
   }
+  code ||= await lines;
   process.exit(code);
 }
 
