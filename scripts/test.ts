@@ -10,7 +10,8 @@
  * before it fails the run.
  *
  * The unit files of the run also run on every other supported Node line (scripts/unit-lines.ts,
- * TEST_NODE_LINES), one line after another alongside the main run; the run fails if any line fails.
+ * TEST_NODE_LINES), one line after another once the main run is done; the run fails if any line
+ * fails, and the runner's summary is printed after them, so the run still ends with it.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -75,7 +76,9 @@ async function main(): Promise<void> {
     process.execPath,
     ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files],
     {
-      stdio: 'inherit',
+      // stdout passes through here so that the runner's summary can be held back until the other
+      // Node lines are done: whatever they print, the run ends with the runner's own summary.
+      stdio: ['inherit', 'pipe', 'inherit'],
       env: {
         ...process.env,
         ...(lease ? { KUBECONFIG: lease.kubeconfig, ECHOPERATOR_TEST_CLUSTER: '1' } : {}),
@@ -83,8 +86,8 @@ async function main(): Promise<void> {
       },
     },
   );
+  const summary = holdSummary(child.stdout);
   const stopLines = new AbortController();
-  const lines = files.some(isUnit) ? unitTierOnLines(files.filter(isUnit), stopLines.signal) : Promise.resolve(0);
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.on(s, () => {
       child.kill(s);
@@ -97,8 +100,38 @@ async function main(): Promise<void> {
     for (const l of left) console.error(`tests: the cluster left behind ${l}`);
     if (left.length) code ||= 1;
   }
-  code ||= await lines;
-  process.exit(code);
+  // After the main run, not beside it: the e2e tier's timing-sensitive cases keep the machine.
+  if (files.some(isUnit) && !stopLines.signal.aborted) code ||= await unitTierOnLines(files.filter(isUnit), stopLines.signal);
+  process.stdout.write(await summary, () => process.exit(code));
+}
+
+/**
+ * Forwards the runner's output as it comes, except its summary (from the first `ℹ tests N` line
+ * on), which it resolves to once the runner's output ends, for the caller to print last.
+ */
+function holdSummary(stdout: NodeJS.ReadableStream): Promise<string> {
+  let pending = '';
+  let held: string | undefined;
+  stdout.setEncoding('utf8');
+  stdout.on('data', (chunk: string) => {
+    if (held !== undefined) {
+      held += chunk;
+      return;
+    }
+    const text = pending + chunk;
+    const at = text.search(/^ℹ tests \d+$/m);
+    if (at >= 0) {
+      process.stdout.write(text.slice(0, at));
+      held = text.slice(at);
+      pending = '';
+      return;
+    }
+    // A summary line may be split across chunks: keep the last, unfinished line back.
+    const cut = text.lastIndexOf('\n') + 1;
+    process.stdout.write(text.slice(0, cut));
+    pending = text.slice(cut);
+  });
+  return new Promise((resolve) => stdout.on('end', () => resolve((held ?? '') + pending)));
 }
 
 main().catch(exitWithError);

@@ -1,8 +1,8 @@
 /**
  * The unit tier on every supported Node line (NODE_LINES), for `npm test`: the main run is on this
  * machine's Node; each other line runs the same unit files with its own binary, one line after
- * another, while the main run goes on (the e2e tier mostly waits on the control plane, so the lines
- * cost CPU, not wall time). A line whose major is this Node's is left out: the main run covers it.
+ * another, after the main run (beside it they took CPU from the e2e tier's timing-sensitive
+ * cases). A line whose major is this Node's is left out: the main run covers it.
  *
  * TEST_NODE_LINES narrows it: unset runs every supported line; a comma-separated list of majors
  * (e.g. `26` or `24,26`) runs those; empty runs none. Anything else stops the run naming the
@@ -16,7 +16,8 @@ import { ControlPlaneError } from './controlplane/errors.js';
 import { NODE_LINES, nodeBinary, nodeMajor } from './runtimes.js';
 
 /** The versions TEST_NODE_LINES selects, without this Node's line; throws on a bad value. */
-export function selectedLines(setting = process.env.TEST_NODE_LINES, current = process.versions.node): string[] {
+export function selectedLines(env: NodeJS.ProcessEnv = process.env, current = process.versions.node): string[] {
+  const setting = env.TEST_NODE_LINES;
   const majors = NODE_LINES.map(nodeMajor);
   let wanted: string[] = majors;
   if (setting !== undefined) {
@@ -40,10 +41,14 @@ interface LineResult {
 
 function runLine(version: string, node: string, files: string[], signal?: AbortSignal): Promise<LineResult> {
   const started = Date.now();
-  const child = spawn(node, ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-concurrency=2', ...files], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    signal,
-  });
+  const child = spawn(
+    node,
+    ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      signal,
+    },
+  );
   child.on('error', () => {}); // an abort: 'close' follows with the signal, reported as a failure
   const chunks: Buffer[] = [];
   child.stdout.on('data', (c: Buffer) => chunks.push(c));

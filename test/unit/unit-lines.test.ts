@@ -16,21 +16,21 @@ test('the supported lines are 22, 24 and 26, each pinned to an exact release', (
 });
 
 test('unset runs every supported line but this Node’s own', () => {
-  assert.deepEqual(selectedLines(undefined, '20.19.5'), [...NODE_LINES]);
-  assert.deepEqual(selectedLines(undefined, 'v24.1.0'), ['22.23.3', '26.12.1']);
+  assert.deepEqual(selectedLines({}, '20.19.5'), [...NODE_LINES]);
+  assert.deepEqual(selectedLines({}, 'v24.1.0'), ['22.23.3', '26.12.1']);
 });
 
 test('a list of majors runs those; empty runs none', () => {
-  assert.deepEqual(selectedLines('26', '20.19.5'), ['26.12.1']);
-  assert.deepEqual(selectedLines(' 24, 22 ', '20.19.5'), ['22.23.3', '24.21.0']);
-  assert.deepEqual(selectedLines('', '20.19.5'), []);
-  assert.deepEqual(selectedLines('22', '22.1.0'), []);
+  assert.deepEqual(selectedLines({ TEST_NODE_LINES: '26' }, '20.19.5'), ['26.12.1']);
+  assert.deepEqual(selectedLines({ TEST_NODE_LINES: ' 24, 22 ' }, '20.19.5'), ['22.23.3', '24.21.0']);
+  assert.deepEqual(selectedLines({ TEST_NODE_LINES: '' }, '20.19.5'), []);
+  assert.deepEqual(selectedLines({ TEST_NODE_LINES: '22' }, '22.1.0'), []);
 });
 
 test('an unsupported line stops the run naming TEST_NODE_LINES and the accepted values', () => {
   assert.throws(
-    () => selectedLines('20,26', '20.19.5'),
+    () => selectedLines({ TEST_NODE_LINES: '20,26' }, '20.19.5'),
     /^ControlPlaneError: TEST_NODE_LINES=20,26: 20 is not a supported Node line; accepted: a comma-separated list of 22, 24, 26, or empty for none$/,
   );
-  assert.throws(() => selectedLines('latest', '20.19.5'), /TEST_NODE_LINES=latest: latest is not/);
+  assert.throws(() => selectedLines({ TEST_NODE_LINES: 'latest' }, '20.19.5'), /TEST_NODE_LINES=latest: latest is not/);
 });
