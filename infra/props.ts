@@ -31,6 +31,15 @@ export const IMAGE_REPOSITORY = 'ghcr.io/mmontes11/echoperator-ts';
  */
 export const OPERATOR_SHUTDOWN_TIMEOUT_SECONDS = 30;
 
+/** The longest install name: `<name>-config` and `<name>-metrics` must stay DNS labels. */
+export const NAME_MAX_LENGTH = 55;
+
+/** A Prometheus duration, as monitoring.interval takes it: `30s`, `1m`, `1h30m`. */
+export const PROMETHEUS_DURATION = /^([0-9]+(ms|s|m|h))+$/;
+
+/** An http(s) URL without a fragment, as monitoring.rules.runbookUrl takes it (`#<alert>` is added). */
+export const RUNBOOK_URL = /^https?:\/\/[^\s#]+$/;
+
 /** The annotation on the pod template holding the hash of the settings ConfigMap's data. */
 export const CONFIG_CHECKSUM_ANNOTATION = 'echoperator.mmontes.io/config-checksum';
 
@@ -588,7 +597,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
 
   checkLabel('namespace', r.namespace);
   // Leaves room for the '-config' and '-metrics' suffixes within a DNS label.
-  checkLabel('name', r.name, 55);
+  checkLabel('name', r.name, NAME_MAX_LENGTH);
   if (!isImageReference(r.image)) {
     fail(`image must be an image reference such as 'repo/name:tag' or 'repo/name@sha256:<64 hex digits>', got ${JSON.stringify(r.image)}`);
   }
@@ -699,7 +708,7 @@ function checkMonitoring(r: ResolvedEchoperatorProps): void {
   if (!isDns1123Subdomain(m.prometheusServiceAccount.name)) {
     fail(`monitoring.prometheusServiceAccount.name must be a ServiceAccount name, got ${JSON.stringify(m.prometheusServiceAccount.name)}`);
   }
-  if (!/^([0-9]+(ms|s|m|h))+$/.test(m.interval)) {
+  if (!PROMETHEUS_DURATION.test(m.interval)) {
     fail(`monitoring.interval must be a Prometheus duration such as '30s' or '1m', got ${JSON.stringify(m.interval)}`);
   }
   const labelSets: [string, Record<string, string>][] = [
@@ -716,7 +725,7 @@ function checkMonitoring(r: ResolvedEchoperatorProps): void {
   if (m.dashboard.enabled && Object.keys(m.dashboard.labels).length === 0) {
     fail("monitoring.dashboard.labels must hold at least one label: Grafana's sidecar finds dashboards by label");
   }
-  if (!/^https?:\/\/[^\s#]+$/.test(m.rules.runbookUrl)) {
+  if (!RUNBOOK_URL.test(m.rules.runbookUrl)) {
     fail(`monitoring.rules.runbookUrl must be an http(s) URL without a fragment, got ${JSON.stringify(m.rules.runbookUrl)}`);
   }
   if (m.rules.enabled && !r.metrics.enabled) {

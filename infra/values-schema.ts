@@ -30,7 +30,7 @@ import { format, resolveConfig } from 'prettier';
 import { z } from 'zod';
 import { IMAGE_REFERENCE, PATTERNS, URL_PATH } from '../src/config/validation.js';
 import { LEASE_MAX_SECONDS } from '../src/runtime/leaderelection/config.js';
-import { OPERATOR_SHUTDOWN_TIMEOUT_SECONDS, QUANTITY } from './props.js';
+import { NAME_MAX_LENGTH, OPERATOR_SHUTDOWN_TIMEOUT_SECONDS, PROMETHEUS_DURATION, QUANTITY, RUNBOOK_URL } from './props.js';
 
 /** An optional values key: absent or empty (null in YAML) both mean the default. */
 function opt<T extends z.ZodType>(schema: T) {
@@ -154,7 +154,7 @@ export const VALUES_SCHEMA = z
     createNamespace: opt(z.boolean()),
     installCrds: opt(z.boolean()),
     // Leaves room for the '-config' and '-metrics' suffixes within a DNS label.
-    name: opt(dnsLabel(55)),
+    name: opt(dnsLabel(NAME_MAX_LENGTH)),
     image: opt(imageReference()),
     imagePullPolicy: opt(z.enum(['Always', 'IfNotPresent', 'Never'])),
     command: opt(z.array(z.string()).min(1, { error: 'must not be empty' })),
@@ -176,7 +176,7 @@ export const VALUES_SCHEMA = z
       z.strictObject({
         enabled: opt(z.boolean()),
         namespace: opt(dnsLabel()),
-        interval: opt(z.string().regex(/^([0-9]+(ms|s|m|h))+$/, { error: "must be a Prometheus duration such as '30s' or '1m'" })),
+        interval: opt(z.string().regex(PROMETHEUS_DURATION, { error: "must be a Prometheus duration such as '30s' or '1m'" })),
         labels: opt(labels()),
         prometheusServiceAccount: opt(z.strictObject({ name: dnsSubdomain(), namespace: dnsLabel() })),
         insecureSkipVerify: opt(z.boolean()),
@@ -184,7 +184,7 @@ export const VALUES_SCHEMA = z
           z.strictObject({
             enabled: opt(z.boolean()),
             labels: opt(labels()),
-            runbookUrl: opt(z.string().regex(/^https?:\/\/[^\s#]+$/, { error: 'must be an http(s) URL without a fragment' })),
+            runbookUrl: opt(z.string().regex(RUNBOOK_URL, { error: 'must be an http(s) URL without a fragment' })),
           }),
         ),
         dashboard: opt(z.strictObject({ enabled: opt(z.boolean()), namespace: opt(dnsLabel()), labels: opt(labels()) })),
