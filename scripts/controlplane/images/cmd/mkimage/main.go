@@ -1,27 +1,37 @@
-// mkimage writes a one-layer container image as a docker-archive tar (what `ctr images import`
-// and `docker load` read), from a JSON spec on stdin: the files of the layer and the image
-// config. The same spec always gives the same image digest: entries keep the spec's order,
-// every timestamp is the Unix epoch, owners are numeric.
+// mkimage writes a one-layer container image, from a JSON spec on stdin (the files of the layer,
+// the image config, and optionally its creation time and manifest annotations), as a
+// docker-archive tar (what `ctr images import` and `docker load` read) or, with "format": "oci",
+// an OCI image layout packed in a tar (an OCI archive, as skopeo's oci-archive: and
+// `ctr images import` read). The same spec always gives the same image digest and the same
+// archive bytes: entries keep the spec's order, owners are numeric, and every timestamp is the
+// spec's "created" (the Unix epoch when unset).
 //
-// The layer tar is written with Go's archive/tar; manifests, configs, digests and the archive
-// layout are go-containerregistry's, so no image format is packed by hand.
+// The layer tar is written with Go's archive/tar; manifests, configs, digests and the image
+// layout are go-containerregistry's, so no image format is packed by hand. The OCI layout's
+// folder is packed into the archive in lexical order.
 package main
 
 import (
 	"archive/tar"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 type entry struct {
@@ -44,15 +54,32 @@ type spec struct {
 	Tag     string    `json:"tag"`
 	Entries []entry   `json:"entries"`
 	Config  v1.Config `json:"config"`
+	// "docker" (the default) or "oci".
+	Format string `json:"format,omitempty"`
+	// RFC 3339; the image's created time and every timestamp in it. The Unix epoch when empty.
+	Created string `json:"created,omitempty"`
+	// Annotations of the image manifest (OCI's org.opencontainers.image.* keys).
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 var epoch = time.Unix(0, 0).UTC()
 
-func layerTar(entries []entry) ([]byte, error) {
+func createdTime(s spec) (time.Time, error) {
+	if s.Created == "" {
+		return epoch, nil
+	}
+	t, err := time.Parse(time.RFC3339, s.Created)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("created: %w", err)
+	}
+	return t.UTC(), nil
+}
+
+func layerTar(entries []entry, mtime time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	w := tar.NewWriter(&buf)
 	for _, e := range entries {
-		h := &tar.Header{Name: e.Path, Mode: e.Mode, Uid: e.UID, Gid: e.GID, ModTime: epoch, Format: tar.FormatPAX}
+		h := &tar.Header{Name: e.Path, Mode: e.Mode, Uid: e.UID, Gid: e.GID, ModTime: mtime, Format: tar.FormatPAX}
 		var body []byte
 		switch e.Type {
 		case "dir":
@@ -88,23 +115,85 @@ func layerTar(entries []entry) ([]byte, error) {
 }
 
 func build(s spec) (v1.Image, error) {
-	data, err := layerTar(s.Entries)
+	created, err := createdTime(s)
 	if err != nil {
 		return nil, err
 	}
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	data, err := layerTar(s.Entries, created)
 	if err != nil {
 		return nil, err
 	}
-	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{OS: "linux", Architecture: runtime.GOARCH, Config: s.Config})
+	// An OCI archive holds OCI media types throughout; a docker archive, Docker's.
+	base, layerOpts := empty.Image, []tarball.LayerOption{}
+	if s.Format == "oci" {
+		base = mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+		layerOpts = append(layerOpts, tarball.WithMediaType(types.OCILayer))
+	}
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, layerOpts...)
 	if err != nil {
 		return nil, err
 	}
-	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "echoperator mkimage"}})
+	img, err := mutate.ConfigFile(base, &v1.ConfigFile{OS: "linux", Architecture: runtime.GOARCH, Config: s.Config})
 	if err != nil {
 		return nil, err
 	}
-	return mutate.CreatedAt(img, v1.Time{Time: epoch})
+	img, err = mutate.Append(img, mutate.Addendum{Layer: layer, History: v1.History{Created: v1.Time{Time: created}, CreatedBy: "echoperator mkimage"}})
+	if err != nil {
+		return nil, err
+	}
+	img, err = mutate.CreatedAt(img, v1.Time{Time: created})
+	if err != nil || len(s.Annotations) == 0 {
+		return img, err
+	}
+	return mutate.Annotations(img, s.Annotations).(v1.Image), nil
+}
+
+// writeOCIArchive writes img as an OCI image layout in a tar. The index names it as containerd
+// (io.containerd.image.name: the full reference) and the OCI spec (ref.name: the tag) do.
+func writeOCIArchive(output string, tag name.Tag, img v1.Image, mtime time.Time) error {
+	dir, err := os.MkdirTemp(filepath.Dir(output), ".mkimage-oci-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	names := map[string]string{"io.containerd.image.name": tag.Name(), "org.opencontainers.image.ref.name": tag.TagStr()}
+	if err := path.AppendImage(img, layout.WithAnnotations(names)); err != nil {
+		return err
+	}
+	f, err := os.Create(output)
+	if err != nil {
+		return err
+	}
+	w := tar.NewWriter(f)
+	// WalkDir visits in lexical order, so the archive's bytes depend on the layout's content alone.
+	walk := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
+		h := &tar.Header{Name: rel, Mode: 0o644, ModTime: mtime, Format: tar.FormatPAX, Typeflag: tar.TypeReg}
+		var body []byte
+		if d.IsDir() {
+			h.Name, h.Mode, h.Typeflag = rel+"/", 0o755, tar.TypeDir
+		} else if body, err = os.ReadFile(p); err != nil {
+			return err
+		}
+		h.Size = int64(len(body))
+		if err := w.WriteHeader(h); err != nil {
+			return err
+		}
+		_, err = w.Write(body)
+		return err
+	})
+	if err := errors.Join(walk, w.Close(), f.Close()); err != nil {
+		os.Remove(output)
+		return err
+	}
+	return nil
 }
 
 func run() error {
@@ -120,7 +209,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := tarball.WriteToFile(s.Output, tag, img); err != nil {
+	switch s.Format {
+	case "", "docker":
+		err = tarball.WriteToFile(s.Output, tag, img)
+	case "oci":
+		var created time.Time
+		if created, err = createdTime(s); err == nil {
+			err = writeOCIArchive(s.Output, tag, img, created)
+		}
+	default:
+		err = fmt.Errorf("format: %q is neither docker nor oci", s.Format)
+	}
+	if err != nil {
 		return err
 	}
 	id, err := img.ConfigName()
