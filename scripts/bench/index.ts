@@ -20,14 +20,15 @@ const BENCHMARKS = [
   'latency',
   'connections',
   'scrapes',
+  'runtimes',
 ] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
-/** Run only when named: latency needs a node, fairness takes ~45 minutes. */
-const ON_REQUEST: readonly Benchmark[] = ['fairness', 'latency'];
+/** Run only when named: latency needs a node, fairness takes ~45 minutes, runtimes needs every Node line. */
+const ON_REQUEST: readonly Benchmark[] = ['fairness', 'latency', 'runtimes'];
 
 const HELP = `usage: npm run bench -- [BENCHMARK...] [options]
 
-Benchmarks (default: all but fairness and latency, in this order):
+Benchmarks (default: all but fairness, latency and runtimes, in this order):
   throughput   N Echos at once: operator vs a bare client doing the same writes   (N: 1000,5000)
   restart      restart over N reconciled Echos: time to ready, API writes (goal 0)  (N: 1000)
   memory       RSS idle and with N Echos + N Jobs cached, bytes per object        (N: 10000)
@@ -47,6 +48,8 @@ Benchmarks (default: all but fairness and latency, in this order):
   connections  idle TCP and TLS floods at the metrics and probe servers: RSS, closes, /readyz  (N: 3000)
   scrapes      N scrapes with random tokens while the API server's access reviews hang: the Lease's
                and a reconcile's latency unloaded and under the flood, the lease kept  (N: 800)
+  runtimes     the bundle on each supported Node line: idle, backlog and fresh-process CPU and RSS,
+               against the first line, to pick the image's Node                (N: 1000)
 
 Options:
   --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; fairness takes the
@@ -222,6 +225,13 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
       return (await import('./connections.js')).connections(env, { n: o.sizes?.[0] ?? 3000 });
     case 'scrapes':
       return (await import('./scrapes.js')).scrapes(env, { scrapes: o.sizes?.[0] ?? 800, phaseMs: 20_000, probeEveryMs: 1_000 });
+    case 'runtimes':
+      return (await import('./runtimes.js')).runtimes(env, {
+        n: o.sizes?.[0] ?? 1000,
+        rounds: o.runs ?? 3,
+        workers: o.workers?.[0] ?? 4,
+        createConcurrency: o.concurrency,
+      });
   }
 }
 

@@ -57,7 +57,7 @@ export interface PeersOptions {
 }
 
 /** One contestant's figures in one round; absent = not measured in that kind of run. */
-interface Run {
+export interface Run {
   ms: number;
   operatorCpu: number;
   /** Backlog: the operator's CPU-seconds once its queue stayed empty for 5 s (Events sent late included). */
@@ -100,7 +100,7 @@ async function restartWrites(c: Contestant, ns: string, n: number, workers: numb
 /** How long the idle run reads the operator's CPU for, after its RSS: /proc's ticks are 10 ms. */
 const IDLE_CPU_WINDOW_MS = 30_000;
 
-async function idleRun(c: Contestant, workers: number): Promise<Run> {
+export async function idleRun(c: Contestant, workers: number): Promise<Run> {
   const ns = await createNamespace(c.env, 'bench-peer-idle');
   const op = await startOperator(c.env, vars(ns, workers));
   try {
@@ -118,7 +118,11 @@ async function idleRun(c: Contestant, workers: number): Promise<Run> {
   }
 }
 
-async function backlogRun(c: Contestant, n: number, opts: PeersOptions & { rss: boolean }): Promise<Run> {
+export async function backlogRun(
+  c: Contestant,
+  n: number,
+  opts: Pick<PeersOptions, 'workers' | 'createConcurrency'> & { rss: boolean },
+): Promise<Run> {
   const env = c.env;
   const ns = await createNamespace(env, 'bench-peer-backlog');
   let op: OperatorHandle | undefined;
@@ -179,7 +183,7 @@ async function liveRun(c: Contestant, opts: PeersOptions): Promise<Run> {
   }
 }
 
-async function memoryRun(c: Contestant, ns: string, n: number, workers: number): Promise<Run> {
+export async function memoryRun(c: Contestant, ns: string, n: number, workers: number): Promise<Run> {
   const api = apiserverCpu(c.env);
   const t0 = now();
   const { writes, op } = await restartWrites(c, ns, n, workers);
