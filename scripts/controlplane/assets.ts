@@ -284,6 +284,25 @@ export async function ensurePrometheusOperator(log: (line: string) => void = (l)
   return { operator, crds: join(dirname(operator), 'crds') };
 }
 
+/**
+ * Helm (gomod/helm): cmd/helm at the version the wrapper module pins, which the chart is linted,
+ * rendered and installed with; the version is stamped in, so `helm version` reports it.
+ */
+export async function ensureHelm(log: (line: string) => void = (l) => console.error(l)): Promise<string> {
+  const module = join(gomodRoot, 'helm');
+  const path = 'helm.sh/helm/v4';
+  const version = pinnedVersion(module, path);
+  const group: BuildGroup = {
+    module,
+    key: `helm-${version}`,
+    packages: [`${path}/cmd/helm`],
+    binaries: ['helm'],
+    ldflags: `-s -w -X ${path}/internal/version.version=${version} -X ${path}/internal/version.gitTreeState=clean`,
+    describe: `Helm ${version}`,
+  };
+  return resolveCached(group, 'helm', log);
+}
+
 function cachedBinary(group: BuildGroup, name: string): string {
   return join(cacheRoot(), 'controlplane', group.key, 'bin', name);
 }
