@@ -27,15 +27,14 @@
  * An owned kind that runs no pod (a ConfigMap, a Service) is not matched: RBAC alone bounds it.
  *
  * The rule's literals (image, command, owners, the operator's own resources) come from the same
- * sources the operator uses, so they cannot drift apart. Plain ApiObjects: cdk8s-plus-28's k8s
- * types predate the v1 policy.
+ * sources the operator uses, so they cannot drift apart.
  */
-import { ApiObject } from 'cdk8s';
 import type { Construct } from 'constructs';
 import { CONTROLLERS } from '../src/controllers/index.js';
 import type { ControllerSpec } from '../src/runtime/controller/index.js';
 import { CONFIGMAPS, CRONJOBS, JOBS, SERVICES, type ResourceType } from '../src/kube/resources.js';
 import { cel, confinementRules, type ConfinementRule } from './confinement-rules.js';
+import * as k8s from './imports/k8s.js';
 
 const key = (type: ResourceType): string => `${type.group}/${type.resource}`;
 
@@ -111,9 +110,7 @@ export function addConfinementPolicy(scope: Construct, props: ConfinementPolicyP
   const an = (word: string): string => `${/^[AEIOU]/.test(word) ? 'an' : 'a'} ${word}`;
   const ownerRule = kinds.map((k) => `${an(k.type.kind)} by ${an(k.owner.kind)} (${k.owner.group})`).join(', ');
   const rules = confinementRules({ jobImage: props.jobImage, maxResources: props.jobMaxResources, ownerRule });
-  new ApiObject(scope, 'ConfinementPolicy', {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
+  new k8s.KubeValidatingAdmissionPolicy(scope, 'ConfinementPolicy', {
     metadata,
     spec: {
       // A policy that cannot be evaluated refuses: the confinement never fails open.
@@ -144,9 +141,7 @@ export function addConfinementPolicy(scope: Construct, props: ConfinementPolicyP
       validations: rules.map(validation),
     },
   });
-  new ApiObject(scope, 'ConfinementPolicyBinding', {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
+  new k8s.KubeValidatingAdmissionPolicyBinding(scope, 'ConfinementPolicyBinding', {
     metadata,
     spec: { policyName: props.name, validationActions: ['Deny'] },
   });

@@ -1,7 +1,8 @@
 /**
  * Echoperator: everything a cluster needs to run the operator, as one reusable cdk8s construct.
  *
- * It emits low-level, typed Kubernetes objects (cdk8s-plus-28's `k8s.Kube*` classes, and plain
+ * It emits low-level, typed Kubernetes objects (the `k8s.Kube*` classes of infra/imports, generated
+ * from Kubernetes 1.31's OpenAPI, and plain
  * `ApiObject`s for the CRDs, which come verbatim from src/api) rather than cdk8s-plus's
  * high-level workloads: the operator needs exact control over RBAC, the service account token,
  * the security context and resources, and every object gets an explicit, stable name (no
@@ -17,7 +18,7 @@
  *   PodDisruptionBudget (HA) -> Grafana dashboard ConfigMap (opt-in).
  */
 import { ApiObject } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-28';
+import * as k8s from './imports/k8s.js';
 import { Construct } from 'constructs';
 import { buildCrd } from '../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../src/controllers/index.js';

@@ -10,7 +10,7 @@
  * change the Deployment's selector, an annotation that would replace the settings checksum, an
  * environment variable that would override one the install sets.
  */
-import type { k8s } from 'cdk8s-plus-28';
+import type * as k8s from './imports/k8s.js';
 import { isDns1123Subdomain, isLabelKey, isLabelValue } from '../src/config/validation.js';
 
 export interface EchoperatorPodProps {

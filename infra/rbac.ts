@@ -2,7 +2,7 @@
  * The operator's RBAC rules, derived from its controllers' declarations (src/controllers): what
  * each controller reads and writes, plus Events, plus the Lease when HA is on.
  */
-import type { k8s } from 'cdk8s-plus-28';
+import type * as k8s from './imports/k8s.js';
 import { CONTROLLERS } from '../src/controllers/index.js';
 import { EVENTS, LEASES } from '../src/kube/resources.js';
 import type { ControllerSpec, PolicyRule, Verb } from '../src/runtime/controller/index.js';

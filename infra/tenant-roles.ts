@@ -22,7 +22,7 @@
  * (`<ClusterRole name>-<singular>-editor`), so two installs in a cluster never collide (their
  * roles then grant the same rules twice, which changes nothing).
  */
-import { k8s } from 'cdk8s-plus-28';
+import * as k8s from './imports/k8s.js';
 import type { Construct } from 'constructs';
 import type { CustomResourceKind } from '../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../src/controllers/index.js';

@@ -22,10 +22,11 @@
  * A key left empty in YAML (`image:`) means "the default", as with every other key.
  *
  * The Kubernetes structures (affinity, tolerations, extraEnv) hold exactly the fields of
- * cdk8s-plus-28's typed API (Kubernetes 1.28), which the synthesis would otherwise drop silently.
+ * the typed API the install is made with (infra/imports, Kubernetes 1.31), which the synthesis
+ * would otherwise drop silently.
  */
 import { fileURLToPath } from 'node:url';
-import { k8s } from 'cdk8s-plus-28';
+import * as k8s from './imports/k8s.js';
 import { format, resolveConfig } from 'prettier';
 import { z } from 'zod';
 import { IMAGE_REFERENCE, PATTERNS, URL_PATH } from '../src/config/validation.js';

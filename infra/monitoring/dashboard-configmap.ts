@@ -7,7 +7,7 @@
  * `<name>-dashboard` in monitoring.dashboard.namespace, whose data is byte for byte the file
  * docs/monitoring/echoperator-dashboard.json (the same dashboardJson()).
  */
-import { k8s } from 'cdk8s-plus-28';
+import * as k8s from '../imports/k8s.js';
 import type { Construct } from 'constructs';
 import type { ResolvedEchoperatorProps } from '../props.js';
 import { dashboardJson } from './dashboard.js';

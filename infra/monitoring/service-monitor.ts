@@ -23,7 +23,7 @@
  *   ClusterRole to monitoring.prometheusServiceAccount, and is named after it.
  */
 import { ApiObject } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-28';
+import * as k8s from '../imports/k8s.js';
 import type { Construct } from 'constructs';
 import type { ResolvedEchoperatorProps } from '../props.js';
 import { metricsServiceDns } from './scrape-config.js';
