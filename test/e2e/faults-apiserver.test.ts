@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Job } from '@kubernetes/client-node';
 import { killApiserver, restartApiserver } from '../../scripts/controlplane/cluster.js';
 import type { Echo } from '../../src/api/echo.js';
@@ -20,6 +19,7 @@ import {
   messageOf,
   metricValue,
   privateControlPlanePerFile,
+  requestsEndedWith,
   type Kubectl,
 } from '../support/faults.js';
 
@@ -107,8 +107,15 @@ test(
     await converged(k, ns);
     const doomed = ['a3', 'a4'].map((n) => jobOf(k, ns, n).metadata!.name);
 
+    const unansweredBefore = await requestsEndedWith(op, '<error>');
     await killApiserver(controlPlane().state, 'SIGKILL');
-    await sleep(6000);
+    // Survival is judged once the operator has met the outage and kept trying: 4 of its requests
+    // (re-lists, re-watches, lease renewals, each on its backoff) went unanswered.
+    await eventually(
+      'the operator to retry against the dead server',
+      async () => (await requestsEndedWith(op, '<error>')) >= unansweredBefore + 4,
+      30_000,
+    );
     assert.equal(op.proc.exitCode, null, 'the operator is still running during the outage');
     const live = await fetch(`http://127.0.0.1:${op.healthPort}/healthz`);
     assert.equal(live.status, 200, `alive during the outage: ${await live.text()}`);

@@ -12,19 +12,20 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { writeKubeconfig } from '../../scripts/controlplane/cluster.js';
 import { generatePki } from '../../scripts/controlplane/pki.js';
 import { crdName } from '../../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { within } from '../support/eventually.js';
 import { eventually, itemsOf } from '../support/kube.js';
 import { startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 import {
   echoManifest,
   logEntries,
   messageOf,
+  requestsEndedWith,
   reservablePort,
   startPrivateControlPlane,
   type LogEntry,
@@ -53,6 +54,22 @@ const PATIENT = { CACHE_SYNC_TIMEOUT_SECONDS: '600' };
 /** Log entries at error level whose message contains `text`. */
 async function errorsContaining(op: OperatorProcess, text: string): Promise<LogEntry[]> {
   return (await logEntries(op)).filter((e) => e.level === 'error' && String(e.msg).includes(text));
+}
+
+/**
+ * Resolves once the operator has made two more attempts since it said its problem, so that "said
+ * once" below covers retries that did happen. Each attempt ends `perAttempt` requests with `code`
+ * (no answer: /version and the CRDs' group discovery; CRDs missing: the discovery alone). The
+ * attempts come 0.8-1.6 s, then 1.6-3.2 s apart (the preflight's backoff).
+ */
+async function retriedTwice(op: OperatorProcess, code: string, perAttempt: number): Promise<void> {
+  const atFirst = await requestsEndedWith(op, code);
+  assert.ok(atFirst >= perAttempt, `the attempt that said the problem is counted (rest_client_requests_total{code="${code}"})`);
+  await eventually(
+    `two more attempts (requests ending ${code})`,
+    async () => (await requestsEndedWith(op, code)) >= atFirst + 2 * perAttempt,
+    30_000,
+  );
 }
 
 async function readyz(op: OperatorProcess): Promise<number> {
@@ -92,7 +109,7 @@ test('API server unreachable at start: a clear message, retries, then it works o
   );
   const [first] = await errorsContaining(op, CANNOT_REACH);
   assert.match(first!.msg, new RegExp(`cannot reach the API server at https://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED.*; retrying`));
-  await sleep(3000);
+  await retriedTwice(op, '<error>', 2);
   assert.equal(op.proc.exitCode, null, 'it keeps running');
   assert.equal(await readyz(op), 500, 'not ready while the server is unreachable');
   assert.equal((await errorsContaining(op, CANNOT_REACH)).length, 1, 'said once, not at every retry');
@@ -130,7 +147,7 @@ test(
       ),
     );
     assert.equal((await errorsContaining(op, CANNOT_REACH)).length, 0, 'the server itself was reachable');
-    await sleep(3000);
+    await retriedTwice(op, '404', 1);
     assert.equal(op.proc.exitCode, null, 'it keeps running');
     assert.equal(await readyz(op), 500, 'not ready without CRDs');
     assert.equal((await errorsContaining(op, INSTALL_HINT)).length, 1, 'said once, not at every retry');
@@ -181,11 +198,9 @@ test(
     });
     // The deadline plus generous slack for a loaded machine (start-up of the process included):
     // without a deadline the operator would retry forever and this would time out.
-    const giveUp = new AbortController();
-    const code = await Promise.race([
-      op.exited,
-      sleep((deadlineSeconds + 45) * 1000, 'still running', { signal: giveUp.signal }).catch(() => 'still running'),
-    ]).finally(() => giveUp.abort());
+    const code = await within('the operator to exit', op.exited, (deadlineSeconds + 45) * 1000).catch((err: unknown) =>
+      assert.fail(`${String(err)}:\n${op.output()}`),
+    );
     assert.equal(code, 1, `the operator exits 1 at its start-up deadline:\n${op.output()}`);
     const fatal = (await logEntries(op)).filter((e) => e.level === 'error' && /could not start in time/.test(String(e.msg)));
     assert.equal(fatal.length, 1, op.output());

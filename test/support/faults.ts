@@ -14,6 +14,7 @@ import { loadKubeConfig, RestClient, type RequestOpts } from '../../src/kube/ind
 import { kubectlFor as kubectlForCluster, type Kubectl } from '../../scripts/kubectl.js';
 
 export type { Kubectl } from '../../scripts/kubectl.js';
+import { within } from './eventually.js';
 import { KUBECTL_TIMEOUT_MS, type KubeList } from './kube.js';
 import { CRDS, type OperatorProcess } from './operator.js';
 import { metricSample, scrape } from './http.js';
@@ -126,12 +127,12 @@ export interface LogEntry {
 }
 
 /**
- * The operator's JSON log entries so far (lines that are not JSON are skipped). Waits a moment
- * first: the tests' kubectl calls are synchronous and block the event loop, so what the operator
- * wrote meanwhile may still sit unread in its stderr pipe.
+ * The operator's JSON log entries so far (lines that are not JSON are skipped), everything it
+ * logged before the call included: the tests' kubectl calls are synchronous and block the event
+ * loop, so what the operator wrote meanwhile may still sit unread in its stderr pipe (logRead).
  */
 export async function logEntries(op: OperatorProcess): Promise<LogEntry[]> {
-  await new Promise((r) => setTimeout(r, 250));
+  await logRead(op);
   return op
     .output()
     .split('\n')
@@ -145,6 +146,34 @@ export async function logEntries(op: OperatorProcess): Promise<LogEntry[]> {
     });
 }
 
+/**
+ * Resolves once every line the operator logged before the call is in op.output(). Its logger
+ * writes the lines of an event-loop turn at that turn's end, synchronously (CoalescingStream),
+ * and an answer to a request received after a reply already came is written in a later turn
+ * than the reply: so once two /healthz requests, one after the other, are answered, every line
+ * logged before the first was in the pipe before the second answer left, and this process reads
+ * pipe and socket in the same poll phase (or the pipe earlier): one setImmediate later it is
+ * read. An operator that exited: its output is complete once it closed ('close' resolves exited).
+ */
+async function logRead(op: OperatorProcess): Promise<void> {
+  const exited = (): boolean => op.proc.exitCode !== null || op.proc.signalCode !== null;
+  for (let answers = 0; answers < 2;) {
+    if (exited()) {
+      await within('the exited operator to close its output', op.exited, 10_000);
+      return;
+    }
+    try {
+      const res = await fetch(`http://127.0.0.1:${op.healthPort}/healthz`, { signal: AbortSignal.timeout(10_000) });
+      await res.arrayBuffer();
+      answers++;
+    } catch (err) {
+      // One that exited meanwhile is read to its end above; one still running must answer.
+      if (!exited()) throw new Error(`the operator's probe server did not answer, so its log cannot be known to be read: ${String(err)}`);
+    }
+  }
+  await new Promise((r) => setImmediate(r));
+}
+
 /** The value of one sample on the operator's /metrics (undefined when absent). */
 export async function metricValue(op: OperatorProcess, name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
   const text = await scrape(op.metricsPort);
@@ -155,6 +184,15 @@ export async function metricValue(op: OperatorProcess, name: string, labels: Rec
     if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) return Number(m[3]);
   }
   return undefined;
+}
+
+/**
+ * The operator's API requests so far that ended with `code` (every method): '<error>' counts those
+ * that got no answer (client-go's label), '404' those refused as not found. A test reads the
+ * operator's retries from it, which its log says only once.
+ */
+export async function requestsEndedWith(op: OperatorProcess, code: string): Promise<number> {
+  return metricSample(await scrape(op.metricsPort), 'rest_client_requests_total', { code });
 }
 
 /** One scrape of a controller's work: its reconciles so far, whether no key is queued or in flight, and the whole text. */
