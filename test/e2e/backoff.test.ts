@@ -45,7 +45,7 @@ test(
       if (c && (seen.length === 0 || seen.at(-1)!.status !== c.status || seen.at(-1)!.at !== c.lastTransitionTime)) {
         seen.push({ status: c.status, reason: c.reason, at: c.lastTransitionTime });
       }
-      await sleep(250);
+      await sleep(250); // sampling a measured window, the thing under test: no condition ends it early
     }
     const writes = audit.writes(ns);
     const creates = writes.filter((w) => w.verb === 'create' && w.objectRef.resource === 'jobs');

@@ -85,7 +85,7 @@ test(
             body: { apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message: `message of ${name}` } },
           }),
         );
-        await sleep(Math.max(0, BATCH_EVERY_MS - (Date.now() - batchStart)));
+        await sleep(Math.max(0, BATCH_EVERY_MS - (Date.now() - batchStart))); // the workload's pace, not a wait for anything
       }
     })().finally(() => {
       creating = false;
@@ -104,7 +104,7 @@ test(
         60_000,
         100,
       );
-      await sleep(1500 + Math.random() * 2000);
+      await sleep(1500 + Math.random() * 2000); // the fault schedule: a kill at a random point of the leader's work
       const op = replicas.get(leader)!;
       const progress = await jobCount(rest, ns);
       op.proc.kill('SIGKILL');

@@ -189,7 +189,10 @@ function content(obj: KubeObject & { status?: unknown }): Record<string, unknown
   return { name: metadata!.name, namespace: metadata!.namespace, labels: metadata!.labels, annotations, ...rest };
 }
 
-/** Waits for the next whole second and returns it (ms): Events carry whole-second timestamps. */
+/**
+ * Waits for the next whole second and returns it (ms): Events carry whole-second timestamps. (The
+ * timer is the condition itself, the wall clock reaching that second, not a guess at other work.)
+ */
 async function nextSecond(): Promise<number> {
   await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000)));
   return Math.floor(Date.now() / 1000) * 1000;
