@@ -5,16 +5,16 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoreV1Event, V1Job, V1Pod } from '@kubernetes/client-node';
 import { applyEcho, conditionOf, eventually, jobsOf, kubectl, kubectlJson, kubectlOk, listItems } from '../support/kube.js';
+import { controllerWork } from '../support/faults.js';
 import { getEcho, okAndFailingNamespaces, phase, printed } from '../support/runs.js';
 
 test(
   'a run that succeeds and one whose image fails (backoffLimit honoured) show in the Echo and its Events; a new message runs once more; deleting the Echo collects its Job',
   { timeout: 300_000 },
   async (t) => {
-    const { ns, failing } = await okAndFailingNamespaces(t, 'node');
+    const { ns, failing, op } = await okAndFailingNamespaces(t, 'node');
     applyEcho(ns, 'ok', 'first');
     applyEcho(failing, 'bad', 'will fail');
 
@@ -46,8 +46,15 @@ test(
 
     // A completed Echo is not run again, even after its Job is gone.
     kubectlOk(['delete', 'job', ok.status!.jobName!, '--wait=true'], { namespace: ns });
-    await sleep(1500);
+    // Provably reconciled after the deletion, not after a guessed time: the operator's one Job
+    // watch of the namespace delivers the deletion (which queues 'ok') before any event of a Job
+    // made later, so once the marker's run is Succeeded (written from its Job's status) and the
+    // queue is idle, 'ok' has been reconciled with its Job gone.
+    applyEcho(ns, 'marker', 'after the deletion');
+    await phase(ns, 'marker', 'Succeeded');
+    await eventually('the echo queue to be idle', async () => (await controllerWork(op, 'echo')).idle, 30_000);
     assert.equal(jobsOf(ns, 'ok').length, 0);
+    kubectlOk(['delete', 'echo', 'marker', '--wait=false'], { namespace: ns });
     assert.equal(getEcho(ns, 'ok').status!.phase, 'Succeeded');
 
     // A new message: one new run, which prints it.

@@ -7,27 +7,32 @@ import type { TestContext } from 'node:test';
 import type { Echo } from '../../src/api/echo.js';
 import { FAILING_JOB_IMAGE } from '../../scripts/controlplane/node/images.js';
 import { eventually, kubectlJson, kubectlOk, testNamespace } from './kube.js';
-import { installCrds, startOperator, waitReady } from './operator.js';
+import { installCrds, startOperator, waitReady, type OperatorProcess } from './operator.js';
 
 export function getEcho(ns: string, name: string): Echo {
   return kubectlJson<Echo>(['get', 'echo', name], { namespace: ns });
 }
 
-export async function operatorFor(t: TestContext, ns: string, env: Record<string, string> = {}): Promise<void> {
+export async function operatorFor(t: TestContext, ns: string, env: Record<string, string> = {}): Promise<OperatorProcess> {
   installCrds();
-  await waitReady(await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, ...env }));
+  const op = await startOperator(t, { WATCH_NAMESPACES: ns, NAMESPACE: ns, ...env });
+  await waitReady(op);
+  return op;
 }
 
 /**
  * Two namespaces whose pods run, each with an operator: `ns` with the default job image, `failing`
- * with FAILING_JOB_IMAGE (every run fails), named `<prefix>-ok` and `<prefix>-fail`.
+ * with FAILING_JOB_IMAGE (every run fails), named `<prefix>-ok` and `<prefix>-fail`; `op` is `ns`'s operator.
  */
-export async function okAndFailingNamespaces(t: TestContext, prefix: string): Promise<{ ns: string; failing: string }> {
+export async function okAndFailingNamespaces(
+  t: TestContext,
+  prefix: string,
+): Promise<{ ns: string; failing: string; op: OperatorProcess }> {
   const ns = testNamespace(t, `${prefix}-ok`, {}, { pods: true });
   const failing = testNamespace(t, `${prefix}-fail`, {}, { pods: true });
-  await operatorFor(t, ns);
+  const op = await operatorFor(t, ns);
   await operatorFor(t, failing, { JOB_IMAGE: FAILING_JOB_IMAGE });
-  return { ns, failing };
+  return { ns, failing, op };
 }
 
 /**
