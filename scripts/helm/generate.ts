@@ -17,6 +17,7 @@
  * test/e2e/helm-equivalence.test.ts checks that the chart and the synth give the same objects.
  *
  *   npm run chart            # dist/chart/echoperator
+ *   npm run chart -- --package <dir>   # also <dir>/echoperator-<version>.tgz
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync, readdirSync, statSync } from 'node:fs';
@@ -26,6 +27,7 @@ import { parseDocument } from 'yaml';
 import packageJson from '../../package.json' with { type: 'json' };
 import { renderCrdFiles } from '../../src/api/render.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { ensureHelm } from '../controlplane/assets.js';
 import { generatedTemplates } from './bodies.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -85,19 +87,24 @@ function files(dir: string): string[] {
 }
 
 /**
- * Generates the chart and packs it with `helm package` into `destDir`; returns the .tgz's path.
- * Reproducible: every file's time is set to the last commit's, which `helm package` writes into the archive.
+ * Generates the chart and packs it with `helm package` (Helm from ensureHelm) into `destDir`;
+ * returns the .tgz's path. Reproducible: Helm writes each file's modification time into the
+ * archive, so every file gets the last commit's time; two packages of one commit are one file.
  */
-export function packageChart(destDir: string, helm: string): string {
-  const chart = generateChart(join(destDir, '.chart', CHART_NAME));
+export async function packageChart(destDir: string): Promise<string> {
+  const helm = await ensureHelm();
+  const staging = join(destDir, '.chart');
+  const chart = generateChart(join(staging, CHART_NAME));
   const commitTime = Number(spawnSync('git', ['log', '-1', '--format=%ct'], { cwd: root, encoding: 'utf8' }).stdout.trim()) || 0;
   for (const file of files(chart)) utimesSync(file, commitTime, commitTime);
   const result = spawnSync(helm, ['package', chart, '--destination', destDir], { encoding: 'utf8' });
-  rmSync(join(destDir, '.chart'), { recursive: true, force: true });
+  rmSync(staging, { recursive: true, force: true });
   if (result.status !== 0) throw new Error(`helm package failed: ${result.stderr.trim()}`);
   return join(destDir, `${CHART_NAME}-${packageJson.version}.tgz`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  console.error(`wrote ${generateChart()}`);
+  const at = process.argv.indexOf('--package');
+  if (at > 0) console.error(`wrote ${await packageChart(resolve(process.argv[at + 1] ?? 'dist/chart'))}`);
+  else console.error(`wrote ${generateChart()}`);
 }
