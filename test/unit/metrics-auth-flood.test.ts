@@ -17,26 +17,11 @@ import { MAX_REVIEWS_IN_FLIGHT, MetricsAuth, type ReviewApi } from '../../src/ob
 import { createMetrics } from '../../src/observability/metrics.js';
 import { MetricsEndpoint } from '../../src/observability/metricsendpoint.js';
 import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
+import { eventually, within } from '../support/eventually.js';
 import { get, metricSample } from '../support/http.js';
 import type { RequestOpts } from '../../src/kube/rest.js';
 
 const req = (token: string): IncomingMessage => ({ headers: { authorization: `Bearer ${token}` } }) as IncomingMessage;
-
-/** Rejects with `what` if `p` has not settled after `ms` (a hang, not a timing assertion). */
-function settlesWithin<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} never settled`)), ms)));
-  return Promise.race([p, hang]).finally(() => clearTimeout(timer));
-}
-
-/** Polls `condition` every 20 ms until it holds; fails after `ms`. */
-async function eventually(condition: () => boolean, ms: number, what: string): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!condition()) {
-    if (performance.now() > deadline) assert.fail(`${what}: not so after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Reviews that never answer until released; every call is recorded. */
 function gatedApi(): ReviewApi & { calls: string[]; release(): void } {
@@ -67,7 +52,7 @@ describe('metrics access under a flood of new tokens', () => {
     const reviewing = Array.from({ length: MAX_REVIEWS_IN_FLIGHT }, (_, i) => auth.check(req(i === 0 ? 'good' : `flood-${i}`)));
     assert.equal(auth.reviewsInFlight, MAX_REVIEWS_IN_FLIGHT);
     // Answered while every review still hangs: nothing queued behind them.
-    const busy = await settlesWithin(auth.check(req('one-too-many')), 1_000, 'a scrape beyond the cap');
+    const busy = await within('a scrape beyond the cap', auth.check(req('one-too-many')), 1_000);
     assert.equal(busy.status, 503);
     assert.equal(busy.retryAfterSeconds, 1);
     assert.match(busy.message, /try again/);
@@ -165,20 +150,14 @@ describe('access reviews on connections of their own', () => {
   it("hanging reviews do not delay the operator's requests (a reconcile's GET, a Lease's PUT)", async (t) => {
     const { api, rest, auth } = await wired(t, 60_000);
     const flood = Array.from({ length: 20 }, (_, i) => auth.check(req(`flood-${i}`)));
-    await eventually(() => api.heldReviews() === MAX_REVIEWS_IN_FLIGHT, 5_000, 'every review slot holds a hanging TokenReview');
-    await settlesWithin(
-      rest.request('GET', '/apis/batch/v1/namespaces/a/jobs/j', { timeoutMs: 30_000 }),
-      2_000,
-      'a GET on the main client',
-    );
-    await settlesWithin(
+    await eventually('every review slot holds a hanging TokenReview', () => api.heldReviews() === MAX_REVIEWS_IN_FLIGHT, 5_000, 20);
+    await within('a GET on the main client', rest.request('GET', '/apis/batch/v1/namespaces/a/jobs/j', { timeoutMs: 30_000 }), 2_000);
+    await within(
+      'a PUT on the main client',
       rest.request('PUT', '/apis/coordination.k8s.io/v1/namespaces/a/leases/l', { body: {}, timeoutMs: 30_000 }),
       2_000,
-      'a PUT on the main client',
     );
-    const statuses = (await settlesWithin(Promise.all(flood.slice(MAX_REVIEWS_IN_FLIGHT)), 2_000, 'the refused scrapes')).map(
-      (o) => o.status,
-    );
+    const statuses = (await within('the refused scrapes', Promise.all(flood.slice(MAX_REVIEWS_IN_FLIGHT)), 2_000)).map((o) => o.status);
     assert.deepEqual(new Set(statuses), new Set([503]));
     // The same credentials on both pools: the reviews' client authenticates through the operator's.
     assert.deepEqual(new Set(api.authorization.values()), new Set(['Bearer operator-token']));
@@ -191,13 +170,13 @@ describe('access reviews on connections of their own', () => {
     const { api, auth } = await wired(t, 300);
     const first = Array.from({ length: MAX_REVIEWS_IN_FLIGHT }, (_, i) => auth.check(req(`first-${i}`)));
     assert.equal((await auth.check(req('refused'))).status, 503);
-    const outcomes = await settlesWithin(Promise.all(first), 5_000, 'reviews past their deadline');
+    const outcomes = await within('reviews past their deadline', Promise.all(first), 5_000);
     for (const o of outcomes) assert.equal(o.status, 503, 'a review that timed out is a transient failure');
     assert.equal(auth.reviewsInFlight, 0);
-    await eventually(() => api.heldReviews() === 0, 5_000, 'the server saw the hanging reviews closed');
+    await eventually('the server saw the hanging reviews closed', () => api.heldReviews() === 0, 5_000, 20);
     // The slots are free again: the next new token is reviewed (and held) instead of refused at once.
     const next = auth.check(req('next'));
-    await eventually(() => api.heldReviews() === 1, 5_000, 'the next token reaches the API server');
+    await eventually('the next token reaches the API server', () => api.heldReviews() === 1, 5_000, 20);
     assert.equal((await next).status, 503);
   });
 });
@@ -223,7 +202,7 @@ describe('the metrics endpoint under a flood', () => {
       get(endpoint.port, '/metrics', { tls: true, fresh: true, headers: { Authorization: `Bearer ${token}` } });
     const scrape = (token: string): Promise<number> => reply(token).then((r) => r.status);
     const hanging = Array.from({ length: MAX_REVIEWS_IN_FLIGHT }, (_, i) => scrape(i === 0 ? 'good' : `flood-${i}`));
-    await eventually(() => api.calls.length === MAX_REVIEWS_IN_FLIGHT, 5_000, 'every review slot taken');
+    await eventually('every review slot taken', () => api.calls.length === MAX_REVIEWS_IN_FLIGHT, 5_000, 20);
     const refused = await Promise.all([reply('x'), reply('y'), reply('z')]);
     assert.deepEqual(
       refused.map((r) => [r.status, r.headers['retry-after']]),
