@@ -86,7 +86,7 @@ export class Echoperator extends Construct {
     this.settings = operatorSettings(r);
     this.settingsChecksum = settingsChecksum(this.settings);
 
-    const selector = { 'app.kubernetes.io/name': 'echoperator', 'app.kubernetes.io/instance': r.name };
+    const selector = { 'app.kubernetes.io/name': r.appName, 'app.kubernetes.io/instance': r.instance };
     const labels = {
       ...r.labels,
       ...selector,

@@ -7,7 +7,8 @@
  *   npm run synth                      # tsx infra/main.ts
  *   ECHOPERATOR_HA=true npm run synth  # the HA variant
  *   npm run synth -- -f my-values.yaml # a values file merged over infra/values.yaml (as helm -f)
- *   npm run synth -- --set ha.enabled=true,workers=8   # Helm's --set syntax (infra/set-values.ts)
+ *   npm run synth -- --set ha.enabled=true,numWorkers=8   # Helm's --set syntax (infra/set-values.ts)
+ *   npm run synth -- --release-name team-a  # Helm's release name: objects team-a-echoperator
  *   npm run synth -- --help            # usage; an unknown argument is refused
  *   cdk8s synth --check-upgrade=false  # the same through the cdk8s CLI (reads cdk8s.yaml)
  *
@@ -18,7 +19,7 @@ import { rmSync } from 'node:fs';
 import { App, YamlOutputType } from 'cdk8s';
 import { Command, CommanderError } from 'commander';
 import { addCharts, OUTDIR } from './chart.js';
-import { HA_ENV, valuesFromSources } from './values.js';
+import { DEFAULT_RELEASE_NAME, HA_ENV, valuesFromSources } from './values.js';
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
@@ -32,6 +33,11 @@ function commandLine(): Command {
     .option('-f, --values <file>', 'a values file merged over infra/values.yaml (repeatable, as helm -f)', collect)
     .option('--set <key=value>', "set values, Helm's syntax: a.b=1,c={x,y},d[0]=z (repeatable)", collect)
     .option('--set-string <key=value>', 'as --set, every value a string (repeatable)', collect)
+    .option(
+      '--release-name <name>',
+      "Helm's release name: the app.kubernetes.io/instance label, and the objects' names with nameOverride and fullnameOverride",
+      DEFAULT_RELEASE_NAME,
+    )
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
@@ -49,8 +55,13 @@ function main(argv: string[]): void {
     }
     throw err;
   }
-  const options = program.opts<{ values?: string[]; set?: string[]; setString?: string[] }>();
-  const props = valuesFromSources({ files: options.values, set: options.set, setString: options.setString });
+  const options = program.opts<{ values?: string[]; set?: string[]; setString?: string[]; releaseName: string }>();
+  const props = valuesFromSources({
+    files: options.values,
+    set: options.set,
+    setString: options.setString,
+    releaseName: options.releaseName,
+  });
   const app = new App({
     outdir: OUTDIR,
     // One file per chart, objects in apply order (the CRDs' file sorts first, then the

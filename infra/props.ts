@@ -45,6 +45,8 @@ export const CONFIG_CHECKSUM_ANNOTATION = 'echoperator.mmontes.io/config-checksu
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+export type LogFormat = 'json' | 'text';
+export const LOG_FORMATS: readonly LogFormat[] = ['json', 'text'];
 
 /**
  * An opt-in NetworkPolicy for the operator's pods (kubebuilder's `allow-metrics-traffic`). Once a
@@ -290,6 +292,18 @@ export interface EchoperatorProps extends EchoperatorPodProps {
    */
   readonly name?: string;
   /**
+   * The `app.kubernetes.io/name` label of every object and of the pods' selector (Helm's chart
+   * name, or its nameOverride).
+   * @default 'echoperator'
+   */
+  readonly appName?: string;
+  /**
+   * The `app.kubernetes.io/instance` label of every object and of the pods' selector (Helm's
+   * release name).
+   * @default - the name prop
+   */
+  readonly instance?: string;
+  /**
    * Container image: `repo:tag`, `repo@sha256:<digest>` or `repo:tag@sha256:<digest>`.
    * @default `ghcr.io/mmontes11/echoperator-ts:<package.json version>`
    */
@@ -320,10 +334,15 @@ export interface EchoperatorProps extends EchoperatorPodProps {
    */
   readonly watchNamespaces?: string[];
   /**
-   * LOG_LEVEL. Logs are always JSON (LOG_FORMAT=json).
+   * LOG_LEVEL.
    * @default 'info'
    */
   readonly logLevel?: LogLevel;
+  /**
+   * LOG_FORMAT: JSON lines for log collectors, or text for a person reading `kubectl logs`.
+   * @default 'json'
+   */
+  readonly logFormat?: LogFormat;
   /**
    * @default { enabled: true, port: 2112, path: '/metrics', insecurePlainHttp: false, networkPolicy: { enabled: false } }
    */
@@ -400,6 +419,8 @@ export interface ResolvedEchoperatorProps {
   createNamespace: boolean;
   installCrds: boolean;
   name: string;
+  appName: string;
+  instance: string;
   image: string;
   imagePullPolicy: 'Always' | 'IfNotPresent' | 'Never';
   command: string[];
@@ -407,6 +428,7 @@ export interface ResolvedEchoperatorProps {
   workers: number;
   watchNamespaces: string[] | undefined;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   metrics: Required<Omit<EchoperatorMetricsProps, 'certSecret' | 'networkPolicy'>> & {
     certSecret: string | undefined;
     networkPolicy: Required<EchoperatorMetricsNetworkPolicyProps>;
@@ -442,6 +464,7 @@ export const DEFAULTS = {
   args: [],
   workers: 4,
   logLevel: 'info',
+  logFormat: 'json',
   metrics: { enabled: true, port: 2112, path: '/metrics', insecurePlainHttp: false },
   metricsNetworkPolicy: { enabled: false, namespaceLabels: { metrics: 'enabled' } },
   monitoring: {
@@ -571,6 +594,8 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     createNamespace: props.createNamespace ?? true,
     installCrds: props.installCrds ?? true,
     name: props.name ?? DEFAULTS.name,
+    appName: props.appName ?? DEFAULTS.name,
+    instance: props.instance ?? props.name ?? DEFAULTS.name,
     image: props.image ?? DEFAULTS.image,
     imagePullPolicy: props.imagePullPolicy ?? DEFAULTS.imagePullPolicy,
     command: [...(props.command ?? DEFAULTS.command)],
@@ -578,6 +603,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     workers: props.workers ?? DEFAULTS.workers,
     watchNamespaces: props.watchNamespaces ? [...props.watchNamespaces] : undefined,
     logLevel: props.logLevel ?? DEFAULTS.logLevel,
+    logFormat: props.logFormat ?? DEFAULTS.logFormat,
     metrics,
     monitoring,
     healthPort: props.healthPort ?? DEFAULTS.healthPort,
@@ -598,6 +624,10 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
   checkLabel('namespace', r.namespace);
   // Leaves room for the '-config' and '-metrics' suffixes within a DNS label.
   checkLabel('name', r.name, NAME_MAX_LENGTH);
+  for (const key of ['appName', 'instance'] as const) {
+    // Both select the operator's pods: a label value, and never empty.
+    if (r[key] === '' || !isLabelValue(r[key])) fail(`${key} must be a label value (at most 63 characters), got ${JSON.stringify(r[key])}`);
+  }
   if (!isImageReference(r.image)) {
     fail(`image must be an image reference such as 'repo/name:tag' or 'repo/name@sha256:<64 hex digits>', got ${JSON.stringify(r.image)}`);
   }
@@ -619,6 +649,7 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     }
   }
   if (!LOG_LEVELS.includes(r.logLevel)) fail(`logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(r.logLevel)}`);
+  if (!LOG_FORMATS.includes(r.logFormat)) fail(`logFormat must be one of ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(r.logFormat)}`);
   checkPort('metrics.port', r.metrics.port);
   checkPort('healthPort', r.healthPort);
   if (r.metrics.enabled && r.metrics.port === r.healthPort) {
@@ -768,7 +799,7 @@ export function operatorSettings(r: ResolvedEchoperatorProps): Record<string, st
     NUM_WORKERS: String(r.workers),
     WATCH_NAMESPACES: (r.watchNamespaces ?? []).join(','),
     LOG_LEVEL: r.logLevel,
-    LOG_FORMAT: 'json',
+    LOG_FORMAT: r.logFormat,
     METRICS_ENABLED: String(r.metrics.enabled),
     METRICS_PATH: r.metrics.path,
     METRICS_PORT: String(r.metrics.port),

@@ -29,9 +29,18 @@ import { fileURLToPath } from 'node:url';
 import * as k8s from './imports/k8s.js';
 import { format, resolveConfig } from 'prettier';
 import { z } from 'zod';
-import { IMAGE_REFERENCE, PATTERNS, URL_PATH } from '../src/config/validation.js';
+import { IMAGE_PARTS, IMAGE_REFERENCE, PATTERNS, URL_PATH } from '../src/config/validation.js';
 import { LEASE_MAX_SECONDS } from '../src/runtime/leaderelection/config.js';
-import { NAME_MAX_LENGTH, OPERATOR_SHUTDOWN_TIMEOUT_SECONDS, PROMETHEUS_DURATION, QUANTITY, RUNBOOK_URL } from './props.js';
+import {
+  DEFAULTS,
+  ECHOPERATOR_VERSION,
+  IMAGE_REPOSITORY,
+  NAME_MAX_LENGTH,
+  OPERATOR_SHUTDOWN_TIMEOUT_SECONDS,
+  PROMETHEUS_DURATION,
+  QUANTITY,
+  RUNBOOK_URL,
+} from './props.js';
 
 /** An optional values key: absent or empty (null in YAML) both mean the default. */
 function opt<T extends z.ZodType>(schema: T) {
@@ -49,11 +58,18 @@ const dnsLabel = (max = 63) =>
     .string()
     .max(max, { error: `must be at most ${max} characters` })
     .regex(PATTERNS.dns1123Label, { error: "must be a DNS label: lower-case letters, digits and '-'" });
+/** A DNS label, or "" for "not set" (Helm charts' nameOverride: "" convention). */
+const dnsLabelOrEmpty = (max: number) =>
+  z
+    .string()
+    .max(max, { error: `must be at most ${max} characters` })
+    .regex(new RegExp(`^$|${PATTERNS.dns1123Label.source}`), { error: "must be empty or a DNS label: lower-case letters, digits and '-'" });
 const dnsSubdomain = () =>
   z
     .string()
     .max(253, { error: 'must be at most 253 characters' })
     .regex(PATTERNS.dns1123Subdomain, { error: "must be a DNS subdomain: lower-case letters, digits, '-' and '.'" });
+const urlPath = () => z.string().regex(URL_PATH, { error: "must be an absolute URL path such as '/metrics'" });
 const imageReference = () => z.string().regex(IMAGE_REFERENCE, { error: "must be an image reference such as 'repo/name:tag'" });
 const labels = () =>
   z.record(
@@ -149,25 +165,99 @@ const envVar = z.strictObject({
 const quantity = () => z.string().regex(QUANTITY, { error: "must be a Kubernetes quantity such as '100m', '1', '64Mi' or '1Gi'" });
 const quantities = z.strictObject({ cpu: opt(quantity()), memory: opt(quantity()) });
 
+/** The operator's image, in Helm's (and the Go chart's) shape; infra/values.ts joins it into one reference. */
+const image = z
+  .strictObject({
+    repository: opt(
+      z
+        .string()
+        .regex(IMAGE_PARTS.repository, { error: "must be an image repository such as 'ghcr.io/org/name' (no tag or digest)" })
+        .meta({ description: 'The image repository, without tag or digest.', default: IMAGE_REPOSITORY }),
+    ),
+    tag: opt(
+      z
+        .string()
+        .regex(new RegExp(`^$|${IMAGE_PARTS.tag.source}`), { error: "must be an image tag such as '0.1.0'" })
+        .meta({
+          description: "The image tag; empty means the default (the chart's version). Ignored when digest is set.",
+          default: ECHOPERATOR_VERSION,
+        }),
+    ),
+    digest: opt(
+      z
+        .string()
+        .regex(new RegExp(`^$|${IMAGE_PARTS.digest.source}`), { error: "must be empty or a digest such as 'sha256:<64 hex digits>'" })
+        .meta({ description: 'The image digest; when set the reference is repository@digest and tag is ignored.', default: '' }),
+    ),
+    pullPolicy: opt(
+      z
+        .enum(['Always', 'IfNotPresent', 'Never'])
+        .meta({ description: "The container's imagePullPolicy.", default: DEFAULTS.imagePullPolicy }),
+    ),
+  })
+  .meta({ description: 'The operator image: repository, tag or digest, pullPolicy (a string is refused: image is a map).' });
+
+/** Leader election timings and Lease, under ha.leaderElection as in the Go chart. */
+const leaderElection = z
+  .strictObject({
+    leaseDurationSeconds: opt(
+      leaseSeconds().meta({
+        description: 'How long a standby waits on an unchanged Lease before taking it over; more than renewDeadlineSeconds.',
+        default: DEFAULTS.ha.leaseDurationSeconds,
+      }),
+    ),
+    renewDeadlineSeconds: opt(
+      leaseSeconds().meta({
+        description: 'How long a leader keeps leading without a successful renewal; more than 1.2 x retryPeriodSeconds.',
+        default: DEFAULTS.ha.renewDeadlineSeconds,
+      }),
+    ),
+    retryPeriodSeconds: opt(
+      leaseSeconds().meta({
+        description: 'Pause between attempts to acquire or renew the Lease.',
+        default: DEFAULTS.ha.retryPeriodSeconds,
+      }),
+    ),
+    leaseName: opt(dnsSubdomain().meta({ description: "The Lease's name, in the operator's namespace.", default: DEFAULTS.ha.leaseName })),
+  })
+  .meta({ description: 'Leader election through a coordination.k8s.io Lease (with ha.enabled).' });
+
 export const VALUES_SCHEMA = z
   .strictObject({
     namespace: opt(dnsLabel()),
     createNamespace: opt(z.boolean()),
     installCrds: opt(z.boolean()),
+    nameOverride: opt(
+      dnsLabelOrEmpty(63).meta({
+        description: "The app.kubernetes.io/name label, and part of the objects' names (Helm's nameOverride); empty: echoperator.",
+        default: '',
+      }),
+    ),
     // Leaves room for the '-config' and '-metrics' suffixes within a DNS label.
-    name: opt(dnsLabel(NAME_MAX_LENGTH)),
-    image: opt(imageReference()),
-    imagePullPolicy: opt(z.enum(['Always', 'IfNotPresent', 'Never'])),
+    fullnameOverride: opt(
+      dnsLabelOrEmpty(NAME_MAX_LENGTH).meta({
+        description:
+          "The objects' name (Helm's fullnameOverride); empty: the release name, followed by -<name> unless it contains the name.",
+        default: '',
+      }),
+    ),
+    image: opt(image),
     command: opt(z.array(z.string()).min(1, { error: 'must not be empty' })),
     args: opt(z.array(z.string())),
-    workers: opt(positive()),
+    numWorkers: opt(positive().meta({ description: 'Concurrent reconcile workers (NUM_WORKERS).', default: DEFAULTS.workers })),
     watchNamespaces: opt(z.array(dnsLabel()).min(1, { error: 'must list at least one namespace; leave it out to watch all' })),
     logLevel: opt(z.enum(['debug', 'info', 'warn', 'error'])),
+    env: opt(
+      z.string().meta({
+        description: "The Go chart's environment: local logs text (LOG_FORMAT=text), anything else JSON lines.",
+        default: 'production',
+      }),
+    ),
     metrics: opt(
       z.strictObject({
         enabled: opt(z.boolean()),
         port: opt(port()),
-        path: opt(z.string().regex(URL_PATH, { error: "must be an absolute URL path such as '/metrics'" })),
+        path: opt(urlPath()),
         insecurePlainHttp: opt(z.boolean()),
         certSecret: opt(dnsSubdomain()),
         networkPolicy: opt(z.strictObject({ enabled: opt(z.boolean()), namespaceLabels: opt(labels()) })),
@@ -179,6 +269,8 @@ export const VALUES_SCHEMA = z
         namespace: opt(dnsLabel()),
         interval: opt(z.string().regex(PROMETHEUS_DURATION, { error: "must be a Prometheus duration such as '30s' or '1m'" })),
         labels: opt(labels()),
+        path: opt(urlPath().meta({ description: "The Go chart's name for metrics.path: accepted only when equal to it." })),
+        port: opt(port().meta({ description: "The Go chart's name for metrics.port: accepted only when equal to it." })),
         prometheusServiceAccount: opt(z.strictObject({ name: dnsSubdomain(), namespace: dnsLabel() })),
         insecureSkipVerify: opt(z.boolean()),
         rules: opt(
@@ -204,11 +296,8 @@ export const VALUES_SCHEMA = z
     ha: opt(
       z.strictObject({
         enabled: opt(z.boolean()),
-        replicas: opt(positive()),
-        leaseDurationSeconds: opt(leaseSeconds()),
-        renewDeadlineSeconds: opt(leaseSeconds()),
-        retryPeriodSeconds: opt(leaseSeconds()),
-        leaseName: opt(dnsSubdomain()),
+        replicaCount: opt(positive().meta({ description: 'Replicas when ha.enabled (one otherwise).', default: DEFAULTS.ha.replicas })),
+        leaderElection: opt(leaderElection),
       }),
     ),
     terminationGracePeriodSeconds: opt(
@@ -241,9 +330,26 @@ export const VALUES_SCHEMA = z
 /** What parseValues returns for a valid values file. */
 export type Values = z.output<typeof VALUES_SCHEMA>;
 
+/**
+ * monitoring.port and monitoring.path (the Go chart's names) must equal metrics.port and
+ * metrics.path. Draft-07 cannot compare two values of a document, so the JSON Schema says what it
+ * can: without metrics.port (or metrics.path) set, the Go chart's key must hold the default.
+ * infra/values.ts checks the equality itself, as the Helm chart's templates do.
+ */
+function goChartAliasRules(): Record<string, unknown>[] {
+  const aliases = [
+    ['port', { type: 'integer' }, DEFAULTS.metrics.port],
+    ['path', { type: 'string' }, DEFAULTS.metrics.path],
+  ] as const;
+  return aliases.map(([key, type, value]) => ({
+    if: { not: { required: ['metrics'], properties: { metrics: { type: 'object', required: [key], properties: { [key]: type } } } } },
+    then: { properties: { monitoring: { properties: { [key]: { anyOf: [{ const: value }, { type: 'null' }] } } } } },
+  }));
+}
+
 /** The JSON Schema (draft-07) of the values file, as committed in infra/values.schema.json. */
 export function valuesJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(VALUES_SCHEMA, {
+  const schema = z.toJSONSchema(VALUES_SCHEMA, {
     target: 'draft-7',
     io: 'input',
     unrepresentable: 'throw',
@@ -253,6 +359,7 @@ export function valuesJsonSchema(): Record<string, unknown> {
       if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
     },
   });
+  return { ...schema, allOf: goChartAliasRules() };
 }
 
 /** Where the JSON Schema is committed: beside values.yaml, under Helm's name for it. */

@@ -2,12 +2,15 @@
  * infra/values.yaml -> EchoperatorProps, with the one environment override: ECHOPERATOR_HA.
  * The file is checked against VALUES_SCHEMA (infra/values-schema.ts, the one schema behind
  * infra/values.schema.json too): unknown keys and wrongly shaped values are errors naming the key
- * (`tolerations[0].effect`), so a typo cannot silently fall back to a default.
+ * (`tolerations[0].effect`), so a typo cannot silently fall back to a default. The values keep
+ * Helm's and the Go echoperator chart's names (image.repository, ha.replicaCount, numWorkers,
+ * nameOverride...); valuesToProps maps them onto the construct's props, and a key renamed in
+ * 0.1.0 is refused naming its new name.
  */
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { z } from 'zod';
-import type { EchoperatorProps } from './echoperator.js';
+import { DEFAULTS, ECHOPERATOR_VERSION, IMAGE_REPOSITORY, NAME_MAX_LENGTH, type EchoperatorProps } from './echoperator.js';
 import { applySetArgument, mergeValues } from './set-values.js';
 import { VALUES_SCHEMA, type Values } from './values-schema.js';
 
@@ -20,13 +23,153 @@ export class ValuesError extends Error {
   override readonly name = 'ValuesError';
 }
 
-// The schema's type and the construct's props must stay one shape: every values key is a prop of
-// the same type, and every prop but `labels` (a construct-only prop) is a values key.
-const valuesAreProps = (v: Values): EchoperatorProps => v;
-type MissingKeys = Exclude<keyof EchoperatorProps, keyof Values | 'labels'>;
-const noPropWithoutKey: [MissingKeys] extends [never] ? true : MissingKeys = true;
-void valuesAreProps;
-void noPropWithoutKey;
+/** The release name of `npm run synth` unless --release-name says otherwise (Helm: the release's name). */
+export const DEFAULT_RELEASE_NAME = 'echoperator';
+/** The chart's name: app.kubernetes.io/name unless nameOverride is set. */
+const CHART_NAME = 'echoperator';
+/** Helm's limit on a release name (helm/pkg/chartutil.ValidateReleaseName), and its pattern. */
+const RELEASE_NAME_MAX_LENGTH = 53;
+const RELEASE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Keys of earlier values files, refused with their new name rather than as unknown keys. */
+const RENAMED_KEYS: Record<string, string> = {
+  name: 'nameOverride / fullnameOverride',
+  workers: 'numWorkers',
+  imagePullPolicy: 'image.pullPolicy',
+  'ha.replicas': 'ha.replicaCount',
+  'ha.leaseDurationSeconds': 'ha.leaderElection.leaseDurationSeconds',
+  'ha.renewDeadlineSeconds': 'ha.leaderElection.renewDeadlineSeconds',
+  'ha.retryPeriodSeconds': 'ha.leaderElection.retryPeriodSeconds',
+  'ha.leaseName': 'ha.leaderElection.leaseName',
+};
+
+/** Refuses a renamed key and the string form of image, saying what to write instead. */
+function refuseRenamedKeys(doc: Record<string, unknown>, source: string): void {
+  const problems: string[] = [];
+  if (typeof doc.image === 'string') problems.push('image is a map now: image.repository, image.tag, image.digest');
+  for (const [old, now] of Object.entries(RENAMED_KEYS)) {
+    const dot = old.indexOf('.');
+    const holder = dot < 0 ? doc : doc[old.slice(0, dot)];
+    if (holder && typeof holder === 'object' && old.slice(dot + 1) in holder) problems.push(`${old} is ${now} now`);
+  }
+  if (problems.length) throw new ValuesError(`${source}: ${problems.join('; ')}`);
+}
+
+/** Helm's `trunc 63 | trimSuffix "-"`. */
+const helmTrunc = (s: string): string => {
+  const cut = s.slice(0, 63);
+  return cut.endsWith('-') ? cut.slice(0, -1) : cut;
+};
+
+/**
+ * The names Helm's scaffold (`helm create`) gives a chart's objects, which the Helm chart's
+ * templates compute too: `name` (app.kubernetes.io/name) is nameOverride or the chart's name;
+ * `fullname` (every object's name) is fullnameOverride, or the release name when it contains the
+ * name, or `<release>-<name>`, cut to 63 characters; and it must leave room for our suffixes.
+ */
+export function helmNames(
+  releaseName: string,
+  nameOverride: string | undefined,
+  fullnameOverride: string | undefined,
+): { name: string; fullname: string } {
+  if (releaseName.length > RELEASE_NAME_MAX_LENGTH || !RELEASE_NAME.test(releaseName)) {
+    throw new ValuesError(
+      `the release name must be at most ${RELEASE_NAME_MAX_LENGTH} lower-case letters, digits, '-' and '.' (as Helm's), got ${JSON.stringify(releaseName)}`,
+    );
+  }
+  const name = helmTrunc(nameOverride || CHART_NAME);
+  const fullname = helmTrunc(fullnameOverride || (releaseName.includes(name) ? releaseName : `${releaseName}-${name}`));
+  if (fullname.length > NAME_MAX_LENGTH || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(fullname)) {
+    const from = fullnameOverride
+      ? 'fullnameOverride'
+      : `the release name ${JSON.stringify(releaseName)} and nameOverride ${JSON.stringify(name)}`;
+    throw new ValuesError(
+      `the objects' name ${JSON.stringify(fullname)} (from ${from}) must be a DNS label of at most ${NAME_MAX_LENGTH} characters, ` +
+        "leaving room for the '-config' and '-metrics' suffixes: set fullnameOverride",
+    );
+  }
+  return { name, fullname };
+}
+
+/** image.{repository,tag,digest} as one reference: `repository@digest` when a digest is set, else `repository:tag`. */
+function imageReference(image: Values['image']): string | undefined {
+  if (image?.repository === undefined && !image?.tag && !image?.digest) return undefined;
+  const repository = image.repository ?? IMAGE_REPOSITORY;
+  return image.digest ? `${repository}@${image.digest}` : `${repository}:${image.tag || ECHOPERATOR_VERSION}`;
+}
+
+/**
+ * monitoring.path and monitoring.port are the Go chart's names for metrics.path and metrics.port:
+ * accepted when they say the same, refused otherwise (one endpoint, one setting).
+ */
+function checkGoChartAliases(v: Values, source: string): void {
+  const aliases = [
+    ['port', v.monitoring?.port, v.metrics?.port ?? DEFAULTS.metrics.port],
+    ['path', v.monitoring?.path, v.metrics?.path ?? DEFAULTS.metrics.path],
+  ] as const;
+  for (const [key, alias, metrics] of aliases) {
+    if (alias !== undefined && alias !== metrics) {
+      throw new ValuesError(
+        `${source}: monitoring.${key} is the Go chart's name for metrics.${key}; set metrics.${key} ` +
+          `(monitoring.${key} is ${JSON.stringify(alias)}, metrics.${key} ${JSON.stringify(metrics)})`,
+      );
+    }
+  }
+}
+
+/** Every prop, each either mapped from the values or said to have no values key: a new prop cannot be forgotten. */
+type MappedProps = { [K in keyof Required<EchoperatorProps>]: EchoperatorProps[K] | undefined };
+
+/**
+ * The construct's props for a checked values document and a release name: the one place where
+ * a values key and its prop differ in name or shape (the values' names are Helm's and the Go
+ * chart's; the props keep the construct's). Keys left out are undefined: the construct's default.
+ */
+export function valuesToProps(v: Values, releaseName: string = DEFAULT_RELEASE_NAME, source = 'values.yaml'): EchoperatorProps {
+  checkGoChartAliases(v, source);
+  const { name, fullname } = helmNames(releaseName, v.nameOverride, v.fullnameOverride);
+  const { path: _path, port: _port, ...monitoring } = v.monitoring ?? {};
+  const leaderElection = v.ha?.leaderElection;
+  const props: MappedProps = {
+    namespace: v.namespace,
+    createNamespace: v.createNamespace,
+    installCrds: v.installCrds,
+    // Each only where it differs from the construct's default (name and appName 'echoperator',
+    // instance = name), so that the default release's props stay empty.
+    name: fullname === DEFAULTS.name ? undefined : fullname,
+    appName: name === DEFAULTS.name ? undefined : name,
+    instance: releaseName === fullname ? undefined : releaseName,
+    image: imageReference(v.image),
+    imagePullPolicy: v.image?.pullPolicy,
+    command: v.command,
+    args: v.args,
+    workers: v.numWorkers,
+    watchNamespaces: v.watchNamespaces,
+    logLevel: v.logLevel,
+    logFormat: v.env === undefined ? undefined : v.env === 'local' ? 'text' : 'json',
+    metrics: v.metrics,
+    monitoring: v.monitoring && monitoring,
+    healthPort: v.healthPort,
+    resources: v.resources,
+    jobImage: v.jobImage,
+    jobMaxResources: v.jobMaxResources,
+    ha: v.ha && { enabled: v.ha.enabled, replicas: v.ha.replicaCount, ...leaderElection },
+    terminationGracePeriodSeconds: v.terminationGracePeriodSeconds,
+    confineServiceAccount: v.confineServiceAccount,
+    tenantRoles: v.tenantRoles,
+    // Construct users' extra labels: no values key (podLabels label the pods).
+    labels: undefined,
+    nodeSelector: v.nodeSelector,
+    tolerations: v.tolerations,
+    affinity: v.affinity,
+    priorityClassName: v.priorityClassName,
+    imagePullSecrets: v.imagePullSecrets,
+    podAnnotations: v.podAnnotations,
+    podLabels: v.podLabels,
+    extraEnv: v.extraEnv,
+  };
+  return dropUndefined(props) as EchoperatorProps;
+}
 
 const EXPECTED: Record<string, string> = {
   string: 'a string',
@@ -89,16 +232,17 @@ function valuesDocument(text: string, source: string): Record<string, unknown> {
   return doc as Record<string, unknown>;
 }
 
-/** Checks a values document against the schema; `source` names where it came from in errors. */
-function validValues(doc: Record<string, unknown>, source: string): EchoperatorProps {
+/** Checks a values document against the schema and maps it to props; `source` names where it came from in errors. */
+function validValues(doc: Record<string, unknown>, source: string, releaseName: string): EchoperatorProps {
+  refuseRenamedKeys(doc, source);
   const result = VALUES_SCHEMA.safeParse(doc, { reportInput: true });
   if (!result.success) throw new ValuesError(`${source}: ${result.error.issues.map(describe).join('; ')}`);
-  return dropUndefined(result.data) as EchoperatorProps;
+  return valuesToProps(result.data, releaseName, source);
 }
 
 /** Parses values YAML text into props; `source` names the file in errors. */
-export function parseValues(text: string, source = 'values.yaml'): EchoperatorProps {
-  return validValues(valuesDocument(text, source), source);
+export function parseValues(text: string, source = 'values.yaml', releaseName: string = DEFAULT_RELEASE_NAME): EchoperatorProps {
+  return validValues(valuesDocument(text, source), source, releaseName);
 }
 
 /** Where the values of one synth come from, in Helm's order of precedence (later wins). */
@@ -109,6 +253,8 @@ export interface ValuesSources {
   readonly set?: readonly string[];
   /** `--set-string` arguments, applied after the `--set` ones; every value a string. */
   readonly setString?: readonly string[];
+  /** The release name (Helm's): app.kubernetes.io/instance, and the objects' names. */
+  readonly releaseName?: string;
 }
 
 /**
@@ -122,7 +268,8 @@ export function valuesFromSources(sources: ValuesSources, env: NodeJS.ProcessEnv
   for (const expression of sources.set ?? []) values = applySetArgument(values, expression);
   for (const expression of sources.setString ?? []) values = applySetArgument(values, expression, true);
   const named = [...(sources.files ?? []), ...(sources.set?.length || sources.setString?.length ? ['--set'] : [])];
-  return applyEnvOverrides(validValues(values, named.length ? named.join(', ') : VALUES_FILE.pathname), env);
+  const source = named.length ? named.join(', ') : VALUES_FILE.pathname;
+  return applyEnvOverrides(validValues(values, source, sources.releaseName ?? DEFAULT_RELEASE_NAME), env);
 }
 
 /** Applies ECHOPERATOR_HA (when set and non-empty) over the values' ha.enabled. */

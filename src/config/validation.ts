@@ -76,6 +76,12 @@ const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
 const TAG = '[\\w][\\w.-]{0,127}';
 const DIGEST = '(?:sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})';
 export const IMAGE_REFERENCE = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::${TAG})?(?:@${DIGEST})?$`);
+/** The parts of a reference apart, as Helm charts' `image.repository`, `image.tag` and `image.digest` hold them. */
+export const IMAGE_PARTS = {
+  repository: new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*$`),
+  tag: new RegExp(`^${TAG}$`),
+  digest: new RegExp(`^${DIGEST}$`),
+} as const;
 /** distribution/reference's NameTotalLengthMax: domain and path, without tag or digest. */
 const NAME_MAX = 255;
 

@@ -809,7 +809,7 @@ describe('values.yaml and ECHOPERATOR_HA', () => {
 
   it('parses every prop and rejects unknown keys and wrong types by name', () => {
     const props = parseValues(
-      'namespace: ops\nworkers: 8\nwatchNamespaces: [a, b]\nimage:\nmetrics: {port: 9090}\nha: {enabled: true, replicas: 2}\n',
+      'namespace: ops\nnumWorkers: 8\nwatchNamespaces: [a, b]\nimage:\nmetrics: {port: 9090}\nha: {enabled: true, replicaCount: 2}\n',
     );
     assert.deepEqual(props, {
       namespace: 'ops',
@@ -822,7 +822,7 @@ describe('values.yaml and ECHOPERATOR_HA', () => {
       () => parseValues('ha: {enabeld: true}\n'),
       (e: unknown) => e instanceof ValuesError && /unknown key ha\.enabeld/.test(e.message),
     );
-    assert.throws(() => parseValues('workers: "4"\n'), /workers must be an integer, got "4"/);
+    assert.throws(() => parseValues('numWorkers: "4"\n'), /numWorkers must be an integer, got "4"/);
     assert.throws(() => parseValues('ha: {enabled: "yes"}\n'), /ha\.enabled must be true or false/);
     assert.deepEqual(parseValues(''), {});
   });

@@ -29,7 +29,7 @@ describe("--set in Helm's syntax", () => {
   });
 
   it('nests on dots, escapes dots and commas with a backslash, keeps = inside a value', () => {
-    assert.deepEqual(set('ha.enabled=true,ha.replicas=5'), { ha: { enabled: true, replicas: 5 } });
+    assert.deepEqual(set('ha.enabled=true,ha.replicaCount=5'), { ha: { enabled: true, replicaCount: 5 } });
     assert.deepEqual(set('nodeSelector.kubernetes\\.io/os=linux'), { nodeSelector: { 'kubernetes.io/os': 'linux' } });
     assert.deepEqual(set('podAnnotations.note=a\\,b'), { podAnnotations: { note: 'a,b' } });
     assert.deepEqual(set('extra=x=y'), { extra: 'x=y' });
@@ -45,8 +45,8 @@ describe("--set in Helm's syntax", () => {
   });
 
   it('removes a key with null, and later assignments win', () => {
-    assert.deepEqual(set('ha.enabled=null', { ha: { enabled: true, replicas: 3 } }), { ha: { replicas: 3 } });
-    assert.deepEqual(set('workers=2,workers=3'), { workers: 3 });
+    assert.deepEqual(set('ha.enabled=null', { ha: { enabled: true, replicaCount: 3 } }), { ha: { replicaCount: 3 } });
+    assert.deepEqual(set('numWorkers=2,numWorkers=3'), { numWorkers: 3 });
   });
 
   it('refuses an assignment without = or with an empty key, naming the argument', () => {
@@ -61,10 +61,10 @@ describe("--set in Helm's syntax", () => {
   it('merges files as Helm does: maps key by key, lists replaced, null removes', () => {
     assert.deepEqual(
       mergeValues(
-        { ha: { enabled: false, replicas: 3 }, list: [1, 2], keep: 1, drop: 2 },
+        { ha: { enabled: false, replicaCount: 3 }, list: [1, 2], keep: 1, drop: 2 },
         { ha: { enabled: true }, list: [3], drop: null },
       ),
-      { ha: { enabled: true, replicas: 3 }, list: [3], keep: 1 },
+      { ha: { enabled: true, replicaCount: 3 }, list: [3], keep: 1 },
     );
   });
 });
@@ -94,8 +94,29 @@ describe('npm run synth, the command line', () => {
     assert.equal(manifestsOf(r.objects, 'PodDisruptionBudget').length, 1);
   });
 
+  it("--release-name names the objects as Helm's scaffold does, and labels them with the instance", (t) => {
+    const named = (release: string): { name?: string; labels?: Record<string, string> } => {
+      const r = runSynth(t, ['--release-name', release]);
+      assert.equal(r.status, 0, r.stderr);
+      const metadata = manifestsOf<V1Deployment>(r.objects, 'Deployment')[0]?.metadata;
+      assert.equal(manifestsOf<V1ConfigMap>(r.objects, 'ConfigMap')[0]?.metadata?.name, `${metadata?.name}-config`);
+      return { name: metadata?.name, labels: metadata?.labels };
+    };
+    const teamA = named('team-a');
+    assert.equal(teamA.name, 'team-a-echoperator');
+    assert.equal(teamA.labels?.['app.kubernetes.io/instance'], 'team-a');
+    assert.equal(teamA.labels?.['app.kubernetes.io/name'], 'echoperator');
+    // A release name holding the chart's name is the objects' name as it is.
+    assert.equal(named('my-echoperator').name, 'my-echoperator');
+    const refused = runSynth(t, ['--release-name', 'Team_A']);
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /the release name must be at most 53 lower-case letters, digits, '-' and '\.'.*"Team_A"/);
+    assert.equal(refused.objects.length, 0);
+    assert.match(runSynth(t, ['--help']).stdout, /--release-name <name>/);
+  });
+
   it('merges -f files in order, then --set, then --set-string; refuses the result as a whole', (t) => {
-    const files = { 'a.yaml': 'workers: 8\nlogLevel: debug\n', 'b.yaml': 'logLevel: warn\n' };
+    const files = { 'a.yaml': 'numWorkers: 8\nlogLevel: debug\n', 'b.yaml': 'logLevel: warn\n' };
     const settings = (args: string[]): Record<string, string> | undefined => {
       const r = runSynth(t, args, files);
       assert.equal(r.status, 0, r.stderr);
@@ -104,12 +125,12 @@ describe('npm run synth, the command line', () => {
     const merged = settings(['-f', '{dir}/a.yaml', '-f', '{dir}/b.yaml']);
     assert.equal(merged?.NUM_WORKERS, '8');
     assert.equal(merged?.LOG_LEVEL, 'warn');
-    const set = settings(['-f', '{dir}/a.yaml', '--values', '{dir}/b.yaml', '--set', 'workers=2', '--set-string', 'logLevel=error']);
+    const set = settings(['-f', '{dir}/a.yaml', '--values', '{dir}/b.yaml', '--set', 'numWorkers=2', '--set-string', 'logLevel=error']);
     assert.equal(set?.NUM_WORKERS, '2');
     assert.equal(set?.LOG_LEVEL, 'error');
-    const refused = runSynth(t, ['-f', '{dir}/a.yaml', '--set', 'workers=0'], files);
+    const refused = runSynth(t, ['-f', '{dir}/a.yaml', '--set', 'numWorkers=0'], files);
     assert.equal(refused.status, 1);
-    assert.match(refused.stderr, /workers: must be an integer of at least 1, got 0/);
+    assert.match(refused.stderr, /numWorkers: must be an integer of at least 1, got 0/);
     const typo = runSynth(t, ['--set', 'ha.enable=true']);
     assert.equal(typo.status, 1);
     assert.match(typo.stderr, /unknown key ha\.enable/);

@@ -21,6 +21,8 @@ interface Field {
   env: string;
   /** The construct's props carrying the same value. */
   props: (v: string) => EchoperatorProps;
+  /** The values.yaml keys carrying it, where their names or shapes differ from the props'. */
+  values?: (v: string) => Record<string, unknown>;
   accepted: string[];
   refused: string[];
 }
@@ -29,6 +31,8 @@ const FIELDS: Record<string, Field> = {
   'image reference (JOB_IMAGE; image, jobImage)': {
     env: 'JOB_IMAGE',
     props: (v) => ({ image: v, jobImage: v }),
+    // image is a map in values.yaml (repository, tag, digest): values-go-chart.test.ts checks its parts.
+    values: (v) => ({ jobImage: v }),
     accepted: [
       'busybox',
       'busybox:1.37',
@@ -73,6 +77,7 @@ const FIELDS: Record<string, Field> = {
   'object name, a DNS subdomain (HA_LEASE_LOCK_NAME, ha.leaseName)': {
     env: 'HA_LEASE_LOCK_NAME',
     props: (v) => ({ ha: { leaseName: v } }),
+    values: (v) => ({ ha: { leaderElection: { leaseName: v } } }),
     accepted: ['echoperator', 'a.b-c.d', `${'x'.repeat(63)}.${'y'.repeat(63)}.${'z'.repeat(63)}.${'w'.repeat(61)}`],
     refused: ['My_Lock', 'a..b', '.a', 'a.', `${'x'.repeat(63)}.${'y'.repeat(63)}.${'z'.repeat(63)}.${'w'.repeat(62)}`],
   },
@@ -104,7 +109,7 @@ function verdicts(field: Field, value: string): { settings: boolean; props: bool
   return {
     settings: accepts(() => parseSettings([], { [field.env]: value }, { inClusterNamespace: () => undefined, hostname: () => 'pod' })),
     props: accepts(() => resolveEchoperatorProps(field.props(value))),
-    values: accepts(() => resolveEchoperatorProps(parseValues(stringify(field.props(value))))),
+    values: accepts(() => resolveEchoperatorProps(parseValues(stringify((field.values ?? field.props)(value))))),
   };
 }
 
