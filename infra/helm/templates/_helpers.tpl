@@ -258,5 +258,6 @@ app.kubernetes.io/instance: {{ .releaseName | quote }}
 {{- $s := include "echoperator.settings" . | fromJson }}
 {{- $pairs := list }}
 {{- range $k := keys $s | sortAlpha }}{{ $pairs = append $pairs (list $k (get $s $k)) }}{{ end }}
-{{- toJson $pairs | sha256sum }}
+{{- /* Go's JSON escapes <, > and & (\u003c...), JavaScript's does not: the same text for both. */ -}}
+{{- toJson $pairs | replace "\\u003c" "<" | replace "\\u003e" ">" | replace "\\u0026" "&" | sha256sum }}
 {{- end }}
