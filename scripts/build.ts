@@ -79,13 +79,15 @@ export interface BundleResult {
   bytes: number;
   gzipBytes: number;
   ms: number;
+  /** esbuild's account of the inputs: which files of which packages the bundle holds (the release's SBOM). */
+  metafile: esbuild.Metafile;
 }
 
 export async function buildBundle(version = process.env.ECHOPERATOR_VERSION || packageVersion()): Promise<BundleResult> {
   const started = performance.now();
   rmSync(BUNDLE_DIR, { recursive: true, force: true });
   mkdirSync(BUNDLE_DIR, { recursive: true });
-  await esbuild.build({
+  const { metafile } = await esbuild.build({
     absWorkingDir: ROOT,
     entryPoints: ['src/main.ts'],
     outfile: BUNDLE,
@@ -93,6 +95,7 @@ export async function buildBundle(version = process.env.ECHOPERATOR_VERSION || p
     plugins: [...BUNDLE_OPTIONS.plugins],
     sourcemap: true,
     legalComments: 'eof',
+    metafile: true,
     define: { __ECHOPERATOR_VERSION__: JSON.stringify(version) },
   });
   writeFileSync(resolve(BUNDLE_DIR, 'package.json'), '{"type":"commonjs"}\n');
@@ -103,6 +106,7 @@ export async function buildBundle(version = process.env.ECHOPERATOR_VERSION || p
     bytes: code.length,
     gzipBytes: gzipSync(code, { level: 9 }).length,
     ms: performance.now() - started,
+    metafile,
   };
   if (result.bytes >= MAX_BUNDLE_BYTES) throw new Error(`bundle is ${kib(result.bytes)}, over the ${kib(MAX_BUNDLE_BYTES)} budget`);
   return result;
