@@ -19,6 +19,7 @@ import { ensureHelm } from '../../scripts/controlplane/assets.js';
 import { packageChart } from '../../scripts/helm/generate.js';
 import { loadOperatorImage } from '../../scripts/operator-image.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';
+import { printedBy } from '../support/echo-printed.js';
 import { eventually, itemsOf } from '../support/kube.js';
 
 const NS = 'echoperator';
@@ -28,18 +29,6 @@ const INSTANCE = `app.kubernetes.io/instance=${RELEASE}`;
 function readyOperatorPods(k: Kubectl): V1Pod[] {
   const pods = itemsOf<V1Pod>(k, ['get', 'pods', '-n', NS, '-l', INSTANCE]);
   return pods.filter((p) => !p.metadata!.deletionTimestamp && p.status!.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-}
-
-async function printedBy(k: Kubectl, ns: string, name: string): Promise<string> {
-  const e = await eventually(
-    `Echo ${ns}/${name} Succeeded`,
-    () => {
-      const got = k.json<Echo>(['get', 'echo', name], { namespace: ns });
-      return got.status?.phase === 'Succeeded' && got;
-    },
-    90_000,
-  );
-  return k.ok(['logs', `job/${e.status!.jobName!}`], { namespace: ns });
 }
 
 /** Every listable kind's objects carrying the install's labels, in every namespace, as kind/name. */

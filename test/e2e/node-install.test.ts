@@ -17,12 +17,12 @@ import { isDeepStrictEqual } from 'node:util';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { V1Lease, V1Namespace, V1PodDisruptionBudget, V1Pod, V1ValidatingAdmissionPolicyBinding } from '@kubernetes/client-node';
-import type { Echo } from '../../src/api/echo.js';
 import type { KubeObject } from '../../src/kube/object.js';
 import { nodeLeftovers } from '../../scripts/controlplane/node/node.js';
 import { loadOperatorImage } from '../../scripts/operator-image.js';
 import type { AuditEvent } from '../support/audit.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';
+import { printedBy } from '../support/echo-printed.js';
 import { currentKubeconfig, eventually, itemsOf } from '../support/kube.js';
 
 const NS = 'echoperator';
@@ -109,18 +109,6 @@ function echo(k: Kubectl, ns: string, name: string, message: string): void {
     namespace: ns,
     input: JSON.stringify({ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', metadata: { name }, spec: { message } }),
   });
-}
-
-async function printedBy(k: Kubectl, ns: string, name: string): Promise<string> {
-  const e = await eventually(
-    `Echo ${ns}/${name} Succeeded`,
-    () => {
-      const got = k.json<Echo>(['get', 'echo', name], { namespace: ns });
-      return got.status?.phase === 'Succeeded' && got;
-    },
-    90_000,
-  );
-  return k.ok(['logs', `job/${e.status!.jobName!}`], { namespace: ns });
 }
 
 function leaseHolder(k: Kubectl): string | undefined {
