@@ -6,7 +6,8 @@
  * normalized: the app.kubernetes.io/managed-by label (Helm / cdk8s), which says which tool
  * rendered the object. Every file under test/fixtures/values/bad/ is refused by both: Helm through
  * values.schema.json or a `fail` naming the key, never a template error. `helm lint --strict` is
- * clean for the defaults and every good file, and a `namespace` that is not the release's is refused.
+ * clean for the defaults and every good file; a `namespace` that is not the release's, and
+ * installCrds: false (Helm's --skip-crds), are refused with the reason.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -110,6 +111,12 @@ test('the Helm chart renders the same objects as the synth, and refuses what it 
     const rendered = template([], ['--set', 'namespace=elsewhere']);
     assert.notEqual(rendered.status, 0);
     assert.match(rendered.stderr, /namespace is elsewhere but the release's namespace is echoperator/);
+  });
+
+  await t.test('installCrds: false, which only --skip-crds can do in Helm, is refused with the way out', () => {
+    const rendered = template([], ['--set', 'installCrds=false']);
+    assert.notEqual(rendered.status, 0);
+    assert.match(rendered.stderr, /install with --skip-crds instead/);
   });
 
   await t.test('helm lint --strict is clean for the defaults and every good file', () => {

@@ -54,6 +54,9 @@ no missing key; a key set to null means its default, as in the synth.
 {{- if and $setNs (ne $setNs $ns) }}
 {{- fail (printf "namespace is %s but the release's namespace is %s: leave namespace unset, or install with -n %s" $setNs $ns $setNs) }}
 {{- end }}
+{{- if eq (toString (get $v "installCrds")) "false" }}
+{{- fail "installCrds: false cannot be honoured by the chart: Helm installs crds/ itself; install with --skip-crds instead" }}
+{{- end }}
 {{- $fullname := include "echoperator.fullname" . }}
 {{- if or (gt (len $fullname) 55) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $fullname)) }}
 {{- fail (printf "the install's name %q (fullnameOverride, or the release name and nameOverride) must be a DNS label of at most 55 characters" $fullname) }}
