@@ -37,8 +37,14 @@ test(
 
     // Reproducible: the same tree again gives the same files, so the same image digest.
     const second = await release(again, (line) => t.diagnostic(line));
-    assert.equal(second.digest, made.digest);
-    assert.equal(readFileSync(join(again, SUMS_FILE), 'utf8'), readFileSync(join(dir, SUMS_FILE), 'utf8'));
+    // (In a tree that others commit to meanwhile, the two would be of two commits: say so.)
+    const commits = `${made.provenance.revision} then ${second.provenance.revision}`;
+    assert.equal(second.digest, made.digest, `the image digest of two releases (${commits})`);
+    assert.equal(
+      readFileSync(join(again, SUMS_FILE), 'utf8'),
+      readFileSync(join(dir, SUMS_FILE), 'utf8'),
+      `${SUMS_FILE} of two releases (${commits})`,
+    );
 
     // From here on, only the folder: its checksums hold.
     const sums = spawnSync('sha256sum', ['--check', '--strict', SUMS_FILE], { cwd: dir, encoding: 'utf8' });
