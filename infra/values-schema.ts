@@ -347,6 +347,29 @@ function goChartAliasRules(): Record<string, unknown>[] {
   }));
 }
 
+/**
+ * A ServiceMonitor needs a certificate it can verify: monitoring.enabled without metrics.certSecret
+ * (or plain HTTP) only with monitoring.insecureSkipVerify: true, as the construct refuses it (the
+ * Go chart's values.yaml sets monitoring.enabled and neither way out).
+ */
+function verifiableScrapeRule(): Record<string, unknown> {
+  // `parent.key` is present and matches `schema`.
+  const set = (parent: string, key: string, schema: Record<string, unknown>) => ({
+    required: [parent],
+    properties: { [parent]: { type: 'object', required: [key], properties: { [key]: schema } } },
+  });
+  return {
+    if: {
+      allOf: [
+        set('monitoring', 'enabled', { const: true }),
+        { not: set('metrics', 'certSecret', { type: 'string' }) },
+        { not: set('metrics', 'insecurePlainHttp', { const: true }) },
+      ],
+    },
+    then: set('monitoring', 'insecureSkipVerify', { const: true }),
+  };
+}
+
 /** The JSON Schema (draft-07) of the values file, as committed in infra/values.schema.json. */
 export function valuesJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(VALUES_SCHEMA, {
@@ -359,7 +382,7 @@ export function valuesJsonSchema(): Record<string, unknown> {
       if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
     },
   });
-  return { ...schema, allOf: goChartAliasRules() };
+  return { ...schema, allOf: [...goChartAliasRules(), verifiableScrapeRule()] };
 }
 
 /** Where the JSON Schema is committed: beside values.yaml, under Helm's name for it. */
