@@ -18,7 +18,9 @@
  * formats (ports, counts, DNS names, label keys, image references, quantities), so that
  * values.schema.json refuses a bad value in an editor or `helm lint` as the synth does. What it
  * leaves to the construct (resolveEchoperatorProps, which checks construct users' props too):
- * the rules across values (ports differ, lease timings, a ServiceMonitor's certificate).
+ * the rules across values (ports differ, lease timings), save two that draft-07 can say and the
+ * Go chart's values.yaml needs: a ServiceMonitor needs a certificate it can verify, and
+ * monitoring.port/path (the Go chart's names) hold the default unless metrics.* is set.
  * A key left empty in YAML (`image:`) means "the default", as with every other key.
  *
  * The Kubernetes structures (affinity, tolerations, extraEnv) hold exactly the fields of

@@ -10,7 +10,15 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import type { z } from 'zod';
-import { DEFAULTS, ECHOPERATOR_VERSION, IMAGE_REPOSITORY, NAME_MAX_LENGTH, type EchoperatorProps } from './echoperator.js';
+import {
+  DEFAULTS,
+  ECHOPERATOR_VERSION,
+  EchoperatorPropsError,
+  IMAGE_REPOSITORY,
+  NAME_MAX_LENGTH,
+  resolveEchoperatorProps,
+  type EchoperatorProps,
+} from './echoperator.js';
 import { applySetArgument, mergeValues } from './set-values.js';
 import { VALUES_SCHEMA, type Values } from './values-schema.js';
 
@@ -269,7 +277,28 @@ export function valuesFromSources(sources: ValuesSources, env: NodeJS.ProcessEnv
   for (const expression of sources.setString ?? []) values = applySetArgument(values, expression, true);
   const named = [...(sources.files ?? []), ...(sources.set?.length || sources.setString?.length ? ['--set'] : [])];
   const source = named.length ? named.join(', ') : VALUES_FILE.pathname;
-  return applyEnvOverrides(validValues(values, source, sources.releaseName ?? DEFAULT_RELEASE_NAME), env);
+  return withValuesKeys(applyEnvOverrides(validValues(values, source, sources.releaseName ?? DEFAULT_RELEASE_NAME), env), source);
+}
+
+/**
+ * Checks the props as the construct will (the rules across values, e.g. the lease timings), and
+ * words a refusal with the values' keys, not the props' (ha.leaderElection.leaseDurationSeconds,
+ * not ha.leaseDurationSeconds): the user wrote the former.
+ */
+function withValuesKeys(props: EchoperatorProps, source: string): EchoperatorProps {
+  try {
+    resolveEchoperatorProps(props);
+  } catch (err) {
+    if (!(err instanceof EchoperatorPropsError)) throw err;
+    let message = err.message.replace(/^Echoperator: /, '');
+    // The renamed keys are the props' names: each becomes the values key it was renamed to.
+    for (const [prop, valuesKey] of Object.entries(RENAMED_KEYS)) {
+      if (prop === 'name' || prop === 'imagePullPolicy') continue; // names and the image are checked in valuesToProps
+      message = message.replace(new RegExp(`(?<![\\w.])${prop.replace('.', '\\.')}(?![\\w])`, 'g'), valuesKey);
+    }
+    throw new ValuesError(`${source}: ${message}`);
+  }
+  return props;
 }
 
 /** Applies ECHOPERATOR_HA (when set and non-empty) over the values' ha.enabled. */

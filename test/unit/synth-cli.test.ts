@@ -131,6 +131,13 @@ describe('npm run synth, the command line', () => {
     const refused = runSynth(t, ['-f', '{dir}/a.yaml', '--set', 'numWorkers=0'], files);
     assert.equal(refused.status, 1);
     assert.match(refused.stderr, /numWorkers: must be an integer of at least 1, got 0/);
+    // A rule across values (the construct's) is worded with the values' keys, not the props'.
+    const lease = runSynth(t, ['--set', 'ha.leaderElection.leaseDurationSeconds=10,ha.leaderElection.renewDeadlineSeconds=10']);
+    assert.equal(lease.status, 1);
+    assert.match(
+      lease.stderr,
+      /--set: ha\.leaderElection\.leaseDurationSeconds \(10\) must be greater than ha\.leaderElection\.renewDeadlineSeconds \(10\)/,
+    );
     const typo = runSynth(t, ['--set', 'ha.enable=true']);
     assert.equal(typo.status, 1);
     assert.match(typo.stderr, /unknown key ha\.enable/);
