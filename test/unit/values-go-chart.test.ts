@@ -25,7 +25,7 @@ const GO_VALUES = readFileSync(GO_VALUES_FILE, 'utf8');
 
 /** `npm run synth -- -f <the Go chart's values.yaml> [-f overlay.yaml] [args]`. */
 function synthGo(t: TestContext, overlay?: string, args: string[] = []): SynthRun {
-  const files = overlay === undefined ? {} : { 'overlay.yaml': overlay };
+  const files: Record<string, string> = overlay === undefined ? {} : { 'overlay.yaml': overlay };
   return runSynth(t, ['-f', GO_VALUES_FILE, ...(overlay === undefined ? [] : ['-f', '{dir}/overlay.yaml']), ...args], files);
 }
 
