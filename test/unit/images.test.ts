@@ -106,7 +106,11 @@ test("the local image's Node is the Dockerfile base's major; a base with no loca
   };
   assert.equal(baseNodeBinary(dockerfile(process.versions.node.split('.')[0]!)), process.execPath);
   assert.throws(() => baseNodeBinary(dockerfile('14')), /nodejs14-debian12:nonroot: no local Node 14/);
-  assert.match(parseFinalStage(readFileSync(DOCKERFILE, 'utf8')).from, /nodejs24-/, 'the released image runs Node 24, chosen by docs/benchmarks.md "Runtimes"');
+  assert.match(
+    parseFinalStage(readFileSync(DOCKERFILE, 'utf8')).from,
+    /nodejs24-/,
+    'the released image runs Node 24, chosen by docs/benchmarks.md "Runtimes"',
+  );
 });
 
 /**
