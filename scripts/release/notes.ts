@@ -33,7 +33,7 @@ Built from commit ${p.revision} (${p.created}) by \`npm run release\`.
 | \`${n.archive}\` | the operator image, an OCI archive: \`${IMAGE_REPOSITORY}:${p.version}\`, digest \`${n.digest}\` |
 | \`${CRDS_FILE}\` | the CustomResourceDefinitions (Echo, ScheduledEcho) |
 | \`${INSTALL_FILE}\` | everything else of the default install, the image pinned as \`${pinned}\` |
-| \`${n.chart}\` | the Helm chart (CRDs in \`crds/\`); its default image is the tag, \`--set image.digest=${n.digest}\` pins it |
+| \`${n.chart}\` | the Helm chart (CRDs in \`crds/\`); its default image is this digest, as in \`${INSTALL_FILE}\` |
 | \`${SBOM_FILE}\` | CycloneDX 1.6 SBOM: the npm packages inside the bundle, the bundle, Node and its libraries |
 | \`${SUMS_FILE}\` | sha256 of every other file: \`sha256sum -c ${SUMS_FILE}\` |
 
@@ -59,6 +59,6 @@ into a node's containerd (these flags name it by digest too, as \`${INSTALL_FILE
 
 or with Helm:
 
-    helm install echoperator ./${n.chart} -n echoperator --create-namespace --set image.digest=${n.digest}
+    helm install echoperator ./${n.chart} -n echoperator --create-namespace
 `;
 }

@@ -62,7 +62,8 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
   const manifests = releaseManifests(IMAGE_REPOSITORY, image.digest);
   for (const [name, text] of Object.entries(manifests)) writeFileSync(join(dir, name), text);
 
-  const chart = basename(await packageChart(dir));
+  // The chart runs the released image by digest, as install.yaml does.
+  const chart = basename(await packageChart(dir, { imageDigest: image.digest }));
   log(`chart: ${chart}`);
 
   const node = nodeRuntime(spec);
