@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ensureArgoCdHealth, ensureFluxBinaries, ensurePrometheusOperator } from './controlplane/assets.js';
+import { ensureArgoCdHealth, ensureFluxBinaries, ensureHelm, ensurePrometheusOperator } from './controlplane/assets.js';
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
@@ -72,6 +72,8 @@ async function main(): Promise<void> {
   if (files.some((f) => f.includes('e2e') && f.includes('argocd'))) await ensureArgoCdHealth();
   // And prometheus-operator for the ServiceMonitor test.
   if (files.some((f) => f.includes('e2e') && f.includes('servicemonitor'))) await ensurePrometheusOperator();
+  // And Helm, for the chart's tests and the release (which packs the chart).
+  if (files.some((f) => f.includes('e2e') && /helm|release/.test(f))) await ensureHelm();
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files],

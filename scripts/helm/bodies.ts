@@ -14,7 +14,7 @@
  * written); a sentinel that a body does not contain, or one left after substitution, is an error.
  */
 import { ApiObject, App, Chart } from 'cdk8s';
-import { k8s } from 'cdk8s-plus-28';
+import * as k8s from '../../infra/imports/k8s.js';
 import { addConfinementPolicy } from '../../infra/confinement.js';
 import { dashboardJson } from '../../infra/monitoring/dashboard.js';
 import { alertRuleGroups } from '../../infra/monitoring/alerts.js';
