@@ -39,6 +39,12 @@ const CHART_NAME = 'echoperator';
 const RELEASE_NAME_MAX_LENGTH = 53;
 const RELEASE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
+/**
+ * The Go echoperator's published images (Docker Hub, then GHCR): its chart's values.yaml names the
+ * first, and an install running either would crash-loop on this install's settings.
+ */
+export const GO_ECHOPERATOR_IMAGES: readonly string[] = ['mmontes11/echoperator', 'ghcr.io/mmontes11/echoperator'];
+
 /** Keys of earlier values files, refused with their new name rather than as unknown keys. */
 const RENAMED_KEYS: Record<string, string> = {
   name: 'nameOverride / fullnameOverride',
@@ -111,6 +117,14 @@ function imageReference(image: Values['image']): string | undefined {
  * accepted when they say the same, refused otherwise (one endpoint, one setting).
  */
 function checkGoChartAliases(v: Values, source: string): void {
+  const repository = v.image?.repository;
+  if (repository !== undefined && GO_ECHOPERATOR_IMAGES.includes(repository.replace(/^docker\.io\//, ''))) {
+    throw new ValuesError(
+      `${source}: image.repository ${repository} is the Go echoperator's image, which cannot run this install ` +
+        `(another program with other settings); leave image.repository unset for ${IMAGE_REPOSITORY}, ` +
+        'or name a copy of that image (docs/migrating.md)',
+    );
+  }
   const aliases = [
     ['port', v.monitoring?.port, v.metrics?.port ?? DEFAULTS.metrics.port],
     ['path', v.monitoring?.path, v.metrics?.path ?? DEFAULTS.metrics.path],

@@ -2,8 +2,9 @@
  * The Go echoperator chart's values work with `npm run synth` (issue 33): its values.yaml, kept
  * verbatim in test/fixtures/go-chart/values.yaml (mmontes11/charts, charts/echoperator/values.yaml
  * at 1aa91af, the last version before the chart moved: see the folder's README.md), synthesizes
- * with each of its keys mapped to ours, and the one thing it asks that we refuse by default (a
- * ServiceMonitor that cannot verify the operator's certificate) is refused naming both ways out.
+ * with each of its keys mapped to ours, and the two things it asks that we refuse (its own image,
+ * another program; a ServiceMonitor that cannot verify the operator's certificate) are refused
+ * with the reason and the way out.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -22,6 +23,8 @@ const GO_VALUES_FILE = 'test/fixtures/go-chart/values.yaml';
 /** sha256 of the file as published: the fixture must stay byte for byte the Go chart's. */
 const GO_VALUES_SHA256 = 'df0b9f27e41effad8794ab6659f29a9ee6c6f4a60d2cd069fab051ff5acaa342';
 const GO_VALUES = readFileSync(GO_VALUES_FILE, 'utf8');
+/** Any repository but the Go operator's: its tag and pull policy still come from the Go file. */
+const OUR_IMAGE = 'image: {repository: registry.example/echoperator-ts}\n';
 
 /** `npm run synth -- -f <the Go chart's values.yaml> [-f overlay.yaml] [args]`. */
 function synthGo(t: TestContext, overlay?: string, args: string[] = []): SynthRun {
@@ -44,8 +47,12 @@ describe("the Go echoperator chart's values.yaml", () => {
     assert.equal(createHash('sha256').update(readFileSync(GO_VALUES_FILE)).digest('hex'), GO_VALUES_SHA256);
   });
 
-  it('alone is refused by the synth and the JSON Schema: its ServiceMonitor could not verify the certificate; the reason names both ways out', (t) => {
-    const r = synthGo(t);
+  it('alone is refused: its image is the Go operator, and (that fixed) its ServiceMonitor could not verify the certificate', (t) => {
+    const goImage = synthGo(t);
+    assert.equal(goImage.status, 1);
+    assert.match(goImage.stderr, /image\.repository mmontes11\/echoperator is the Go echoperator's image/);
+    assert.equal(goImage.objects.length, 0);
+    const r = synthGo(t, OUR_IMAGE);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /monitoring\.enabled: without metrics\.certSecret/);
     assert.match(r.stderr, /Set metrics\.certSecret to a kubernetes\.io\/tls Secret/);
@@ -56,7 +63,7 @@ describe("the Go echoperator chart's values.yaml", () => {
   });
 
   it('with monitoring.insecureSkipVerify: true synthesizes, each Go key where its chart put it', (t) => {
-    const overlay = 'monitoring: {insecureSkipVerify: true}\n';
+    const overlay = `monitoring: {insecureSkipVerify: true}\n${OUR_IMAGE}`;
     assert.ok(validate({ ...(parse(GO_VALUES) as object), ...(parse(overlay) as object) }), JSON.stringify(validate.errors));
     const { deployment, settings, objects } = installed(synthGo(t, overlay));
     // ha.enabled + ha.replicaCount, ha.leaderElection.*
@@ -72,7 +79,7 @@ describe("the Go echoperator chart's values.yaml", () => {
     assert.equal(settings.LOG_FORMAT, 'json');
     // image.repository:tag, image.pullPolicy
     const container = deployment.spec!.template.spec!.containers[0]!;
-    assert.equal(container.image, 'mmontes11/echoperator:v0.0.1');
+    assert.equal(container.image, 'registry.example/echoperator-ts:v0.0.1');
     assert.equal(container.imagePullPolicy, 'IfNotPresent');
     // monitoring.enabled/namespace/interval/labels: a ServiceMonitor; monitoring.path/port: metrics'
     const monitor = manifestsOf<Manifest & { spec: { endpoints: { interval: string; path: string }[] } }>(objects, 'ServiceMonitor');
@@ -91,10 +98,12 @@ describe("the Go echoperator chart's values.yaml", () => {
   });
 
   it('with metrics.certSecret (and the ServiceMonitor beside it) synthesizes; a certSecret alone names the namespace rule', (t) => {
-    const alone = synthGo(t, 'metrics: {certSecret: echoperator-metrics-tls}\n');
+    const alone = synthGo(t, `metrics: {certSecret: echoperator-metrics-tls}\n${OUR_IMAGE}`);
     assert.equal(alone.status, 1);
     assert.match(alone.stderr, /monitoring\.namespace must be the install's namespace \(echoperator\) with metrics\.certSecret/);
-    const { objects } = installed(synthGo(t, 'metrics: {certSecret: echoperator-metrics-tls}\nmonitoring: {namespace: echoperator}\n'));
+    const { objects } = installed(
+      synthGo(t, `metrics: {certSecret: echoperator-metrics-tls}\nmonitoring: {namespace: echoperator}\n${OUR_IMAGE}`),
+    );
     assert.equal(manifestsOf(objects, 'ServiceMonitor')[0]?.metadata.namespace, 'echoperator');
   });
 

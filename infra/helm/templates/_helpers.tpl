@@ -63,6 +63,9 @@ no missing key; a key set to null means its default, as in the synth.
 {{- end }}
 {{- $image := dig "image" dict $v }}
 {{- $repository := get $image "repository" | default "ghcr.io/mmontes11/echoperator-ts" }}
+{{- if has (trimPrefix "docker.io/" $repository) (list "mmontes11/echoperator" "ghcr.io/mmontes11/echoperator") }}
+{{- fail (printf "image.repository %s is the Go echoperator's image, which cannot run this install (another program with other settings); leave image.repository unset for ghcr.io/mmontes11/echoperator-ts, or name a copy of that image (docs/migrating.md)" $repository) }}
+{{- end }}
 {{- $reference := printf "%s:%s" $repository (get $image "tag" | default $d.version | toString) }}
 {{- if get $image "digest" }}{{ $reference = printf "%s@%s" $repository (get $image "digest") }}{{ end }}
 {{- $metrics := dig "metrics" dict $v }}
