@@ -23,6 +23,13 @@
  * monitoring.port/path (the Go chart's names) hold the default unless metrics.* is set.
  * A key left empty in YAML (`image:`) means "the default", as with every other key.
  *
+ * Every key carries a description (what it does, what it accepts; the meaning is infra/props.ts's)
+ * and, where the synth's default is a constant, that default, taken from resolveEchoperatorProps()
+ * with no props (SYNTH below), so values.schema.json and the README's table cannot drift from it.
+ * A key whose default depends on another value or means "none" has no `default`; its description
+ * says "Unset: ...". test/unit/values.test.ts checks both: every key described, and a values file
+ * that writes every default resolves to exactly what an empty one does.
+ *
  * The Kubernetes structures (affinity, tolerations, extraEnv) hold exactly the fields of
  * the typed API the install is made with (infra/imports, Kubernetes 1.31), which the synthesis
  * would otherwise drop silently.
@@ -41,6 +48,7 @@ import {
   OPERATOR_SHUTDOWN_TIMEOUT_SECONDS,
   PROMETHEUS_DURATION,
   QUANTITY,
+  resolveEchoperatorProps,
   RUNBOOK_URL,
 } from './props.js';
 
@@ -130,7 +138,10 @@ const affinity = z
     podAffinity: podAffinity.optional(),
     podAntiAffinity: podAffinity.optional(),
   })
-  .meta({ description: "The pods' affinity (pod spec.affinity): nodeAffinity, podAffinity, podAntiAffinity." });
+  .meta({
+    description:
+      "The pods' affinity (pod spec.affinity): nodeAffinity, podAffinity, podAntiAffinity. Unset: none (ha.enabled spreads replicas across nodes anyway).",
+  });
 
 const toleration = z.strictObject({
   key: z.string().optional(),
@@ -163,39 +174,52 @@ const envVar = z.strictObject({
     .optional(),
 });
 
+/**
+ * What the construct synthesizes with no props: the source of every `default` below, so that the
+ * schema's defaults are the synth's by construction and a default changed in infra/props.ts
+ * changes values.schema.json (and the README's table) at the next `npm run gen:values-schema`.
+ */
+const SYNTH = resolveEchoperatorProps();
+
+/**
+ * `schema` with its description and its default. The default is given when the synth's is a
+ * constant; a key whose default depends on another value or means "none" (watchNamespaces,
+ * monitoring.namespace...) has none, and its description says what unset means ("Unset: ...").
+ */
+function documented<T extends z.ZodType>(schema: T, description: string, dflt?: unknown): T {
+  return schema.meta(dflt === undefined ? { description } : { description, default: dflt });
+}
+
 /** A Kubernetes quantity the construct can compare ('100m', '1', '64Mi'): checked here, so an editor flags it too. */
 const quantity = () => z.string().regex(QUANTITY, { error: "must be a Kubernetes quantity such as '100m', '1', '64Mi' or '1Gi'" });
-const quantities = z.strictObject({ cpu: opt(quantity()), memory: opt(quantity()) });
 
 /** The operator's image, in Helm's (and the Go chart's) shape; infra/values.ts joins it into one reference. */
 const image = z
   .strictObject({
     repository: opt(
-      z
-        .string()
-        .regex(IMAGE_PARTS.repository, { error: "must be an image repository such as 'ghcr.io/org/name' (no tag or digest)" })
-        .meta({ description: 'The image repository, without tag or digest.', default: IMAGE_REPOSITORY }),
+      documented(
+        z.string().regex(IMAGE_PARTS.repository, { error: "must be an image repository such as 'ghcr.io/org/name' (no tag or digest)" }),
+        'The image repository, without tag or digest.',
+        IMAGE_REPOSITORY,
+      ),
     ),
     tag: opt(
-      z
-        .string()
-        .regex(new RegExp(`^$|${IMAGE_PARTS.tag.source}`), { error: "must be an image tag such as '0.1.0'" })
-        .meta({
-          description: "The image tag; empty means the default (the chart's version). Ignored when digest is set.",
-          default: ECHOPERATOR_VERSION,
-        }),
+      documented(
+        z.string().regex(new RegExp(`^$|${IMAGE_PARTS.tag.source}`), { error: "must be an image tag such as '0.1.0'" }),
+        "The image tag; empty means the default (this version, the chart's appVersion). Ignored when digest is set.",
+        ECHOPERATOR_VERSION,
+      ),
     ),
     digest: opt(
-      z
-        .string()
-        .regex(new RegExp(`^$|${IMAGE_PARTS.digest.source}`), { error: "must be empty or a digest such as 'sha256:<64 hex digits>'" })
-        .meta({ description: 'The image digest; when set the reference is repository@digest and tag is ignored.', default: '' }),
+      documented(
+        z
+          .string()
+          .regex(new RegExp(`^$|${IMAGE_PARTS.digest.source}`), { error: "must be empty or a digest such as 'sha256:<64 hex digits>'" }),
+        'The image digest; when set the reference is repository@digest and tag is ignored.',
+        '',
+      ),
     ),
-    pullPolicy: opt(
-      z
-        .enum(['Always', 'IfNotPresent', 'Never'])
-        .meta({ description: "The container's imagePullPolicy.", default: DEFAULTS.imagePullPolicy }),
-    ),
+    pullPolicy: opt(documented(z.enum(['Always', 'IfNotPresent', 'Never']), "The container's imagePullPolicy.", SYNTH.imagePullPolicy)),
   })
   .meta({ description: 'The operator image: repository, tag or digest, pullPolicy (a string is refused: image is a map).' });
 
@@ -203,125 +227,387 @@ const image = z
 const leaderElection = z
   .strictObject({
     leaseDurationSeconds: opt(
-      leaseSeconds().meta({
-        description: 'How long a standby waits on an unchanged Lease before taking it over; more than renewDeadlineSeconds.',
-        default: DEFAULTS.ha.leaseDurationSeconds,
-      }),
+      documented(
+        leaseSeconds(),
+        'How long a standby waits on an unchanged Lease before taking it over; more than renewDeadlineSeconds.',
+        SYNTH.ha.leaseDurationSeconds,
+      ),
     ),
     renewDeadlineSeconds: opt(
-      leaseSeconds().meta({
-        description: 'How long a leader keeps leading without a successful renewal; more than 1.2 x retryPeriodSeconds.',
-        default: DEFAULTS.ha.renewDeadlineSeconds,
-      }),
+      documented(
+        leaseSeconds(),
+        'How long a leader keeps leading without a successful renewal; more than 1.2 x retryPeriodSeconds.',
+        SYNTH.ha.renewDeadlineSeconds,
+      ),
     ),
     retryPeriodSeconds: opt(
-      leaseSeconds().meta({
-        description: 'Pause between attempts to acquire or renew the Lease.',
-        default: DEFAULTS.ha.retryPeriodSeconds,
-      }),
+      documented(leaseSeconds(), 'Pause between attempts to acquire or renew the Lease.', SYNTH.ha.retryPeriodSeconds),
     ),
-    leaseName: opt(dnsSubdomain().meta({ description: "The Lease's name, in the operator's namespace.", default: DEFAULTS.ha.leaseName })),
+    leaseName: opt(
+      documented(
+        dnsSubdomain(),
+        "The Lease's name, in the operator's namespace; the RBAC grants access to this one only.",
+        SYNTH.ha.leaseName,
+      ),
+    ),
   })
   .meta({ description: 'Leader election through a coordination.k8s.io Lease (with ha.enabled).' });
 
+const metrics = z
+  .strictObject({
+    enabled: opt(
+      documented(
+        z.boolean(),
+        'Serve metrics, with a Service in front of them (port https, or http with insecurePlainHttp).',
+        SYNTH.metrics.enabled,
+      ),
+    ),
+    port: opt(documented(port(), 'Port the metrics endpoint listens on; must differ from healthPort.', SYNTH.metrics.port)),
+    path: opt(documented(urlPath(), 'HTTP path of the metrics endpoint.', SYNTH.metrics.path)),
+    insecurePlainHttp: opt(
+      documented(
+        z.boolean(),
+        'Plain HTTP and no authentication (METRICS_INSECURE_PLAIN_HTTP): anyone who reaches the port reads the metrics. ' +
+          'For a trusted network only.',
+        SYNTH.metrics.insecurePlainHttp,
+      ),
+    ),
+    certSecret: opt(
+      documented(
+        dnsSubdomain(),
+        "A kubernetes.io/tls Secret in the operator's namespace (e.g. cert-manager's) whose tls.crt and tls.key the endpoint " +
+          'serves, reloaded when it rotates. Unset: a self-signed certificate made at start.',
+      ),
+    ),
+    networkPolicy: opt(
+      z
+        .strictObject({
+          enabled: opt(documented(z.boolean(), 'Create the NetworkPolicy.', SYNTH.metrics.networkPolicy.enabled)),
+          namespaceLabels: opt(
+            documented(
+              labels(),
+              'Labels a namespace must carry for its pods to reach the metrics port; at least one.',
+              SYNTH.metrics.networkPolicy.namespaceLabels,
+            ),
+          ),
+        })
+        .meta({
+          description:
+            "An opt-in NetworkPolicy for the operator's pods: the metrics port only from namespaces with namespaceLabels, " +
+            'the health port from anywhere. Only a CNI that enforces NetworkPolicies applies it.',
+        }),
+    ),
+  })
+  .meta({
+    description:
+      "The Prometheus metrics endpoint, served over HTTPS to callers whose token may get its path (bind scrapers to the '<name>-metrics-reader' ClusterRole).",
+  });
+
+const monitoring = z
+  .strictObject({
+    enabled: opt(
+      documented(
+        z.boolean(),
+        "Create a ServiceMonitor (needs prometheus-operator's CRDs) that scrapes with the scraper's token, and bind " +
+          'prometheusServiceAccount to the metrics-reader ClusterRole.',
+        SYNTH.monitoring.enabled,
+      ),
+    ),
+    namespace: opt(
+      documented(
+        dnsLabel(),
+        "Namespace of the ServiceMonitor and the PrometheusRule; the install's own with metrics.certSecret. Unset: the install's namespace.",
+      ),
+    ),
+    interval: opt(
+      documented(
+        z.string().regex(PROMETHEUS_DURATION, { error: "must be a Prometheus duration such as '30s' or '1m'" }),
+        "Scrape interval, a Prometheus duration such as '30s' or '1m'.",
+        SYNTH.monitoring.interval,
+      ),
+    ),
+    labels: opt(
+      documented(
+        labels(),
+        "Extra labels on the ServiceMonitor and the PrometheusRule, for a Prometheus' serviceMonitorSelector.",
+        SYNTH.monitoring.labels,
+      ),
+    ),
+    path: opt(documented(urlPath(), "The Go chart's name for metrics.path: accepted only when equal to it. Unset: metrics.path.")),
+    port: opt(documented(port(), "The Go chart's name for metrics.port: accepted only when equal to it. Unset: metrics.port.")),
+    prometheusServiceAccount: opt(
+      documented(
+        z.strictObject({ name: dnsSubdomain(), namespace: dnsLabel() }),
+        'The ServiceAccount Prometheus scrapes with ({name, namespace}, both), bound to the metrics-reader ClusterRole.',
+        SYNTH.monitoring.prometheusServiceAccount,
+      ),
+    ),
+    insecureSkipVerify: opt(
+      documented(
+        z.boolean(),
+        'Scrape without verifying the serving certificate: needed with enabled unless metrics.certSecret is set, as the ' +
+          "self-signed certificate cannot be verified (the scraper's token goes to whichever endpoint answers).",
+        SYNTH.monitoring.insecureSkipVerify,
+      ),
+    ),
+    rules: opt(
+      z
+        .strictObject({
+          enabled: opt(documented(z.boolean(), 'Create the PrometheusRule; needs metrics.enabled.', SYNTH.monitoring.rules.enabled)),
+          labels: opt(
+            documented(
+              labels(),
+              "Labels on the PrometheusRule, for a Prometheus' ruleSelector (kube-prometheus-stack's wants release: <name>). " +
+                'Unset: monitoring.labels.',
+            ),
+          ),
+          runbookUrl: opt(
+            documented(
+              z.string().regex(RUNBOOK_URL, { error: 'must be an http(s) URL without a fragment' }),
+              "Where the runbooks are, an http(s) URL without a fragment: each alert's runbook_url is it plus #<alert name, lower-cased>.",
+              SYNTH.monitoring.rules.runbookUrl,
+            ),
+          ),
+        })
+        .meta({ description: "An opt-in PrometheusRule: the operator's alerts, each with a runbook_url into docs/runbooks.md." }),
+    ),
+    dashboard: opt(
+      z
+        .strictObject({
+          enabled: opt(documented(z.boolean(), "Create the dashboard's ConfigMap.", SYNTH.monitoring.dashboard.enabled)),
+          namespace: opt(
+            documented(dnsLabel(), "Namespace of the ConfigMap (the sidecar may watch only Grafana's). Unset: monitoring.namespace."),
+          ),
+          labels: opt(
+            documented(
+              labels(),
+              "Labels Grafana's sidecar selects dashboards by; at least one when enabled.",
+              SYNTH.monitoring.dashboard.labels,
+            ),
+          ),
+        })
+        .meta({
+          description:
+            "An opt-in Grafana dashboard: a ConfigMap holding its JSON, labelled for Grafana's dashboard sidecar (kube-prometheus-stack's).",
+        }),
+    ),
+  })
+  .meta({
+    description:
+      "Monitoring by prometheus-operator, with the Go chart's monitoring.* names: a ServiceMonitor over HTTPS, opt-in alerts and dashboard.",
+  });
+
+const resources = z
+  .strictObject({
+    requests: opt(
+      z
+        .strictObject({
+          cpu: opt(documented(quantity(), "The operator container's CPU request, a Kubernetes quantity.", SYNTH.resources.requests.cpu)),
+          memory: opt(
+            documented(
+              quantity(),
+              "The operator container's memory request: covers the resident set measured with 10,000 Echos and their Jobs (docs/benchmarks.md).",
+              SYNTH.resources.requests.memory,
+            ),
+          ),
+        })
+        .meta({ description: "The operator container's requests (both cpu and memory); each quantity given replaces its default only." }),
+    ),
+    limits: opt(
+      z
+        .strictObject({
+          cpu: opt(
+            documented(
+              quantity(),
+              "The operator container's CPU limit. Unset: none, as CFS throttling would delay probes and lease renewals.",
+            ),
+          ),
+          memory: opt(
+            documented(
+              quantity(),
+              "The operator container's memory limit, required: room above the request so that a larger cluster or a re-list does not end in an OOM kill.",
+              SYNTH.resources.limits.memory,
+            ),
+          ),
+        })
+        .meta({ description: "The operator container's limits; each quantity given replaces its default only." }),
+    ),
+  })
+  .meta({ description: "The operator container's resources (requests must not exceed limits)." });
+
+const jobMaxResources = z
+  .strictObject({
+    cpu: opt(
+      documented(
+        quantity(),
+        "The most cpu each Job or CronJob container may request or be limited to; at least what the operator's own Jobs request.",
+        SYNTH.jobMaxResources.cpu,
+      ),
+    ),
+    memory: opt(
+      documented(
+        quantity(),
+        "The most memory each Job or CronJob container may request or be limited to; at least what the operator's own Jobs are limited to.",
+        SYNTH.jobMaxResources.memory,
+      ),
+    ),
+  })
+  .meta({
+    description:
+      "The most cpu and memory each container of the operator's Jobs and CronJobs may request or be limited to " +
+      '(the confinement policy enforces it).',
+  });
+
 export const VALUES_SCHEMA = z
   .strictObject({
-    namespace: opt(dnsLabel()),
-    createNamespace: opt(z.boolean()),
-    installCrds: opt(z.boolean()),
+    namespace: opt(
+      documented(
+        dnsLabel(),
+        "The namespace the operator runs in (its ServiceAccount, ConfigMap, Deployment, Lease...); with Helm, unset or the release's.",
+        SYNTH.namespace,
+      ),
+    ),
+    createNamespace: opt(
+      documented(
+        z.boolean(),
+        'Create the namespace, labelled for the restricted Pod Security Standard; false when it is managed elsewhere ' +
+          "(the Helm chart's values.yaml sets false: helm --create-namespace makes it).",
+        SYNTH.createNamespace,
+      ),
+    ),
+    installCrds: opt(
+      documented(
+        z.boolean(),
+        'Include the Echo and ScheduledEcho CRDs; false when they are installed separately, e.g. by another install of the ' +
+          'operator (with Helm, which installs crds/ itself: --skip-crds).',
+        SYNTH.installCrds,
+      ),
+    ),
     nameOverride: opt(
-      dnsLabelOrEmpty(63).meta({
-        description: "The app.kubernetes.io/name label, and part of the objects' names (Helm's nameOverride); empty: echoperator.",
-        default: '',
-      }),
+      documented(
+        dnsLabelOrEmpty(63),
+        "The app.kubernetes.io/name label, and part of the objects' names (Helm's nameOverride); empty: echoperator.",
+        '',
+      ),
     ),
     // Leaves room for the '-config' and '-metrics' suffixes within a DNS label.
     fullnameOverride: opt(
-      dnsLabelOrEmpty(NAME_MAX_LENGTH).meta({
-        description:
-          "The objects' name (Helm's fullnameOverride); empty: the release name, followed by -<name> unless it contains the name.",
-        default: '',
-      }),
+      documented(
+        dnsLabelOrEmpty(NAME_MAX_LENGTH),
+        "The objects' name (Helm's fullnameOverride); empty: the release name, followed by -<name> unless it contains the name.",
+        '',
+      ),
     ),
     image: opt(image),
-    command: opt(z.array(z.string()).min(1, { error: 'must not be empty' })),
-    args: opt(z.array(z.string())),
-    numWorkers: opt(positive().meta({ description: 'Concurrent reconcile workers (NUM_WORKERS).', default: DEFAULTS.workers })),
-    watchNamespaces: opt(z.array(dnsLabel()).min(1, { error: 'must list at least one namespace; leave it out to watch all' })),
-    logLevel: opt(z.enum(['debug', 'info', 'warn', 'error'])),
+    command: opt(
+      documented(
+        z.array(z.string()).min(1, { error: 'must not be empty' }),
+        "The container's command, not empty (the image holds the bundle at /app/echoperator.js).",
+        SYNTH.command,
+      ),
+    ),
+    args: opt(documented(z.array(z.string()), "The container's arguments (the operator has no subcommands).", SYNTH.args)),
+    numWorkers: opt(documented(positive(), 'Number of concurrent reconcile workers (NUM_WORKERS).', SYNTH.workers)),
+    watchNamespaces: opt(
+      documented(
+        z.array(dnsLabel()).min(1, { error: 'must list at least one namespace; leave it out to watch all' }),
+        'Namespaces to watch (WATCH_NAMESPACES), which must exist: a Role and RoleBinding in each instead of a ClusterRole. ' +
+          'Unset: all namespaces, with a ClusterRole.',
+      ),
+    ),
+    logLevel: opt(documented(z.enum(['debug', 'info', 'warn', 'error']), "The operator's log level (LOG_LEVEL).", SYNTH.logLevel)),
     env: opt(
-      z.string().meta({
-        description: "The Go chart's environment: local logs text (LOG_FORMAT=text), anything else JSON lines.",
-        default: 'production',
-      }),
+      documented(
+        z.string(),
+        "The Go chart's environment: local logs text (LOG_FORMAT=text), anything else JSON lines.",
+        // Any value but 'local' gives the synth's JSON lines; 'production' is the Go chart's.
+        SYNTH.logFormat === 'json' ? 'production' : 'local',
+      ),
     ),
-    metrics: opt(
-      z.strictObject({
-        enabled: opt(z.boolean()),
-        port: opt(port()),
-        path: opt(urlPath()),
-        insecurePlainHttp: opt(z.boolean()),
-        certSecret: opt(dnsSubdomain()),
-        networkPolicy: opt(z.strictObject({ enabled: opt(z.boolean()), namespaceLabels: opt(labels()) })),
-      }),
+    metrics: opt(metrics),
+    monitoring: opt(monitoring),
+    healthPort: opt(
+      documented(
+        port(),
+        'Port of the health server (GET /healthz for liveness, GET /readyz for readiness); must differ from metrics.port.',
+        SYNTH.healthPort,
+      ),
     ),
-    monitoring: opt(
-      z.strictObject({
-        enabled: opt(z.boolean()),
-        namespace: opt(dnsLabel()),
-        interval: opt(z.string().regex(PROMETHEUS_DURATION, { error: "must be a Prometheus duration such as '30s' or '1m'" })),
-        labels: opt(labels()),
-        path: opt(urlPath().meta({ description: "The Go chart's name for metrics.path: accepted only when equal to it." })),
-        port: opt(port().meta({ description: "The Go chart's name for metrics.port: accepted only when equal to it." })),
-        prometheusServiceAccount: opt(z.strictObject({ name: dnsSubdomain(), namespace: dnsLabel() })),
-        insecureSkipVerify: opt(z.boolean()),
-        rules: opt(
-          z.strictObject({
-            enabled: opt(z.boolean()),
-            labels: opt(labels()),
-            runbookUrl: opt(z.string().regex(RUNBOOK_URL, { error: 'must be an http(s) URL without a fragment' })),
-          }),
-        ),
-        dashboard: opt(z.strictObject({ enabled: opt(z.boolean()), namespace: opt(dnsLabel()), labels: opt(labels()) })),
-      }),
+    resources: opt(resources),
+    jobImage: opt(
+      documented(
+        imageReference(),
+        'Image of the Jobs and CronJobs the operator creates to print messages (JOB_IMAGE); the confinement policy allows only it.',
+        SYNTH.jobImage,
+      ),
     ),
-    healthPort: opt(port()),
-    resources: opt(z.strictObject({ requests: opt(quantities), limits: opt(quantities) })),
-    jobImage: opt(imageReference()),
-    jobMaxResources: opt(
-      z.strictObject({ cpu: opt(quantity()), memory: opt(quantity()) }).meta({
-        description:
-          "The most cpu and memory each container of the operator's Jobs and CronJobs may request or be limited to " +
-          '(the confinement policy enforces it); default {cpu: 100m, memory: 64Mi}.',
-      }),
-    ),
+    jobMaxResources: opt(jobMaxResources),
     ha: opt(
-      z.strictObject({
-        enabled: opt(z.boolean()),
-        replicaCount: opt(positive().meta({ description: 'Replicas when ha.enabled (one otherwise).', default: DEFAULTS.ha.replicas })),
-        leaderElection: opt(leaderElection),
-      }),
+      z
+        .strictObject({
+          enabled: opt(
+            documented(
+              z.boolean(),
+              'Run replicaCount replicas that elect a leader through a Lease (only the leader reconciles; standbys keep warm caches), ' +
+                'with the Lease RBAC, a PodDisruptionBudget and topology spread across nodes.',
+              SYNTH.ha.enabled,
+            ),
+          ),
+          replicaCount: opt(documented(positive(), 'Replicas when ha.enabled (one otherwise).', SYNTH.ha.replicas)),
+          leaderElection: opt(leaderElection),
+        })
+        .meta({ description: 'High availability: several replicas and leader election.' }),
     ),
     terminationGracePeriodSeconds: opt(
-      z.int().min(OPERATOR_SHUTDOWN_TIMEOUT_SECONDS + 1, {
-        error: `must be greater than the operator's ${OPERATOR_SHUTDOWN_TIMEOUT_SECONDS} s shutdown timeout`,
-      }),
+      documented(
+        z.int().min(OPERATOR_SHUTDOWN_TIMEOUT_SECONDS + 1, {
+          error: `must be greater than the operator's ${OPERATOR_SHUTDOWN_TIMEOUT_SECONDS} s shutdown timeout`,
+        }),
+        `Seconds between SIGTERM and SIGKILL; more than the operator's ${OPERATOR_SHUTDOWN_TIMEOUT_SECONDS} s shutdown timeout.`,
+        SYNTH.terminationGracePeriodSeconds,
+      ),
     ),
-    confineServiceAccount: opt(z.boolean()),
-    tenantRoles: opt(z.boolean()),
-    nodeSelector: opt(labels().meta({ description: 'Node labels the operator needs (pod spec.nodeSelector).' })),
-    tolerations: opt(z.array(toleration).meta({ description: 'Taints the operator tolerates (pod spec.tolerations).' })),
+    confineServiceAccount: opt(
+      documented(
+        z.boolean(),
+        "A ValidatingAdmissionPolicy that lets the operator's ServiceAccount create and update only Jobs and CronJobs of the shape " +
+          'it makes (docs/confinement.md); false only when a mutating webhook adds env, volumes, probes or sidecars to its Jobs.',
+        SYNTH.confineServiceAccount,
+      ),
+    ),
+    tenantRoles: opt(
+      documented(
+        z.boolean(),
+        'An editor and a viewer ClusterRole per kind, aggregated into the built-in admin, edit and view roles so that namespace ' +
+          'editors and viewers may use Echos and ScheduledEchos; false when RBAC is managed elsewhere.',
+        SYNTH.tenantRoles,
+      ),
+    ),
+    nodeSelector: opt(documented(labels(), 'Node labels the operator needs (pod spec.nodeSelector).', SYNTH.pod.nodeSelector)),
+    tolerations: opt(documented(z.array(toleration), 'Taints the operator tolerates (pod spec.tolerations).', SYNTH.pod.tolerations)),
     affinity: opt(affinity),
-    priorityClassName: opt(dnsSubdomain().meta({ description: "The pods' PriorityClass (pod spec.priorityClassName)." })),
-    imagePullSecrets: opt(
-      z
-        .array(z.strictObject({ name: dnsSubdomain() }))
-        .meta({ description: 'Secrets to pull the image with (pod spec.imagePullSecrets).' }),
+    priorityClassName: opt(
+      documented(dnsSubdomain(), "The pods' PriorityClass (pod spec.priorityClassName). Unset: the cluster's default priority."),
     ),
-    podAnnotations: opt(stringMap().meta({ description: "Extra annotations on the operator's pods." })),
-    podLabels: opt(labels().meta({ description: "Extra labels on the operator's pods (not the install's app.kubernetes.io ones)." })),
+    imagePullSecrets: opt(
+      documented(
+        z.array(z.strictObject({ name: dnsSubdomain() })),
+        "Secrets in the operator's namespace to pull the image with, as a list of {name} (pod spec.imagePullSecrets).",
+        SYNTH.pod.imagePullSecrets,
+      ),
+    ),
+    podAnnotations: opt(
+      documented(stringMap(), "Extra annotations on the operator's pods (not the settings checksum).", SYNTH.pod.podAnnotations),
+    ),
+    podLabels: opt(
+      documented(labels(), "Extra labels on the operator's pods (not the install's app.kubernetes.io ones).", SYNTH.pod.podLabels),
+    ),
     extraEnv: opt(
-      z.array(envVar).meta({ description: "Extra environment variables of the operator's container (not the ones the install sets)." }),
+      documented(
+        z.array(envVar),
+        "Extra environment variables of the operator's container (not the ones the install sets).",
+        SYNTH.pod.extraEnv,
+      ),
     ),
   })
   .meta({
@@ -378,10 +664,14 @@ export function valuesJsonSchema(): Record<string, unknown> {
     target: 'draft-7',
     io: 'input',
     unrepresentable: 'throw',
-    override: ({ jsonSchema }) => {
+    override: ({ zodSchema, jsonSchema }) => {
       // z.int()'s safe-integer bounds say nothing a reader needs.
       if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
       if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+      // With io 'input', zod drops the default of a schema holding a transform (extraEnv's divisor
+      // quantity), as defaults are outputs; every default here is written as the user writes it.
+      const dflt = z.globalRegistry.get(zodSchema)?.default;
+      if (dflt !== undefined) jsonSchema.default = dflt;
     },
   });
   return { ...schema, allOf: [...goChartAliasRules(), verifiableScrapeRule()] };

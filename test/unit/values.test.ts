@@ -11,9 +11,15 @@ import { readFileSync } from 'node:fs';
 import { describe, it, type TestContext } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { Ajv } from 'ajv';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { synthesize, type Manifest } from '../../infra/chart.js';
-import { CONFIG_CHECKSUM_ANNOTATION, EchoperatorPropsError, POD_ENV_NAMES, type EchoperatorProps } from '../../infra/echoperator.js';
+import {
+  CONFIG_CHECKSUM_ANNOTATION,
+  EchoperatorPropsError,
+  POD_ENV_NAMES,
+  resolveEchoperatorProps,
+  type EchoperatorProps,
+} from '../../infra/echoperator.js';
 import { VALUES_SCHEMA_FILE, valuesJsonSchemaText } from '../../infra/values-schema.js';
 import { parseValues, ValuesError } from '../../infra/values.js';
 import { manifestsOf } from '../support/manifests.js';
@@ -96,6 +102,80 @@ describe('values.schema.json', () => {
       assert.equal(check(bad), false, `ajv accepts ${bad}`);
       assert.throws(() => parseValues(bad), ValuesError, `the synth accepts ${bad}`);
     }
+  });
+});
+
+/** The part of a values.schema.json node these checks read. */
+interface SchemaNode {
+  type?: string;
+  description?: string;
+  default?: unknown;
+  properties?: Record<string, SchemaNode>;
+  anyOf?: SchemaNode[];
+}
+
+/** A key's own schema: zod writes an optional key as `anyOf: [value, {type: 'null'}]`. */
+const valueOf = (node: SchemaNode): SchemaNode => node.anyOf?.find((b) => b.type !== 'null') ?? node;
+
+/**
+ * Every key of the values, `[path, node, whole]`, by the README table's rule: an object is walked
+ * into unless it is described as a whole (a Kubernetes structure such as affinity), then it is one key.
+ */
+function* valuesKeys(node: SchemaNode, prefix = ''): Generator<[string, SchemaNode, boolean]> {
+  for (const [name, child] of Object.entries(valueOf(node).properties ?? {})) {
+    const { description, properties = {} } = valueOf(child);
+    const whole =
+      Object.keys(properties).length === 0 || (description !== undefined && !Object.values(properties).some((c) => valueOf(c).description));
+    yield [prefix + name, valueOf(child), whole];
+    if (!whole) yield* valuesKeys(child, `${prefix}${name}.`);
+  }
+}
+
+describe("values.schema.json's descriptions and defaults", () => {
+  const schema = JSON.parse(readFileSync(VALUES_SCHEMA_FILE, 'utf8')) as SchemaNode;
+  const keys = [...valuesKeys(schema)];
+  // Keys whose synth default depends on another value or means "none": no `default`, an "Unset: ..." instead.
+  const COMPUTED = [
+    'watchNamespaces',
+    'metrics.certSecret',
+    'monitoring.namespace',
+    'monitoring.path',
+    'monitoring.port',
+    'monitoring.rules.labels',
+    'monitoring.dashboard.namespace',
+    'resources.limits.cpu',
+    'affinity',
+    'priorityClassName',
+  ];
+
+  it('describe every key, the objects holding keys included', () => {
+    assert.ok(keys.length > 60, `only ${keys.length} keys found`);
+    assert.deepEqual(
+      keys.filter(([, node]) => !node.description?.trim()).map(([key]) => key),
+      [],
+      'keys without a description in infra/values-schema.ts',
+    );
+  });
+
+  it('give a default for every key but the computed ones, which say what unset means', () => {
+    const withoutDefault = keys.filter(([, node, whole]) => whole && node.default === undefined).map(([key]) => key);
+    assert.deepEqual(withoutDefault, COMPUTED);
+    for (const [key, node] of keys.filter(([k]) => COMPUTED.includes(k))) assert.match(node.description!, /Unset: /, key);
+  });
+
+  it("are the synth's defaults: a values file writing every default resolves to exactly what an empty one does", () => {
+    const everyDefault: Record<string, unknown> = {};
+    for (const [key, node] of keys) {
+      if (node.default === undefined) continue;
+      const path = key.split('.');
+      let at = everyDefault;
+      for (const name of path.slice(0, -1)) at = (at[name] ??= {}) as Record<string, unknown>;
+      at[path.at(-1)!] = node.default;
+    }
+    assert.ok(Object.keys(everyDefault).length > 20, JSON.stringify(everyDefault));
+    const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+    assert.ok(validate(everyDefault), `values.schema.json refuses its own defaults: ${JSON.stringify(validate.errors)}`);
+    assert.deepEqual(resolveEchoperatorProps(parseValues(stringify(everyDefault))), resolveEchoperatorProps(parseValues('')));
   });
 });
 
