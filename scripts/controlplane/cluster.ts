@@ -138,11 +138,16 @@ export function isRunning(state: ControlPlaneState): boolean {
   return pids.every((pid) => ownsProcess(pid, state.dir));
 }
 
+/**
+ * A port free on every address: what it is given to (the operator's metrics and health servers,
+ * the control plane) may listen on all of them, and a port held on one other address (a test's
+ * forwarder on the machine's own IP) would refuse such a listener.
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(0, () => {
       const address = server.address();
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
     });

@@ -23,7 +23,7 @@ import { metricSample, scrape } from './http.js';
 export const kubectlFor = (kubeconfig: string): Kubectl => kubectlForCluster(kubeconfig, { timeoutMs: KUBECTL_TIMEOUT_MS });
 
 /**
- * A free loopback port that nothing will take by chance while a test holds it unused for a while:
+ * A free port (on every address) that nothing will take by chance while a test holds it unused for a while:
  * below the kernel's ephemeral range, which outgoing connections (and freePort) draw from.
  */
 export async function reservablePort(): Promise<number> {
@@ -39,7 +39,8 @@ export async function reservablePort(): Promise<number> {
     const free = await new Promise<boolean>((resolve) => {
       const srv = createServer();
       srv.once('error', () => resolve(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+      // Every address: the operator listens on all of them.
+      srv.listen(port, () => srv.close(() => resolve(true)));
     });
     if (free) return port;
   }
