@@ -54,6 +54,26 @@ test('a ScheduledEcho gets a CronJob that follows edits and comes back when dele
   kubectlOk(['patch', 'cronjob', 'tick', '--type=merge', '-p', '{"spec":{"schedule":"5 5 * * *"}}'], { namespace: ns });
   await eventually('the hand edit reverted', () => getCronJob(ns, 'tick')?.spec?.schedule === '0 * * * *');
 
+  // A container another manager adds is removed: an apply keeps list entries other managers own,
+  // so the operator must replace the list, not merge into it.
+  const sidecar = { name: 'sidecar', image: 'busybox:1.37', command: ['sleep', '1'] };
+  kubectlOk(
+    [
+      'patch',
+      'cronjob',
+      'tick',
+      '--type=strategic',
+      '--field-manager=intruder',
+      '-p',
+      JSON.stringify({ spec: { jobTemplate: { spec: { template: { spec: { containers: [sidecar] } } } } } }),
+    ],
+    { namespace: ns },
+  );
+  await eventually('the added container removed', () => {
+    const containers = getCronJob(ns, 'tick')?.spec?.jobTemplate.spec?.template.spec?.containers ?? [];
+    return containers.length === 1 && containers[0]!.name !== 'sidecar' && containers[0]!.command![2] === 'changed';
+  });
+
   // A deleted CronJob comes back.
   const oldUid = getCronJob(ns, 'tick')!.metadata!.uid;
   kubectlOk(['delete', 'cronjob', 'tick', '--wait=true'], { namespace: ns });

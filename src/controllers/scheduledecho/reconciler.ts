@@ -4,7 +4,8 @@
  *
  * Guarantees: the CronJob is created by apply and every field the operator sets (desired.ts) is
  * owned by its field manager from that first write (runtime/reconcile/apply.ts), so a field edited or removed
- * by hand is restored and a field it stops setting is pruned; a deleted CronJob is re-created; a
+ * by hand is restored and a field it stops setting is pruned; list entries another manager added
+ * (a container) are removed by replacing the spec, which an apply cannot do; a deleted CronJob is re-created; a
  * same-named CronJob this ScheduledEcho does not control is never written to, only reported;
  * nothing is written when the cached CronJob already holds every field we set (a restart writes
  * nothing).
@@ -15,14 +16,14 @@ import { isConflict, isNotFound } from '../../kube/errors.js';
 import { CRONJOBS } from '../../kube/resources.js';
 import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
 import { applyTo, createByApply } from '../../runtime/reconcile/apply.js';
-import { containsDesired } from '../../runtime/reconcile/compare.js';
+import { containsDesired, hasExtraListItems } from '../../runtime/reconcile/compare.js';
 import { READY_CONDITION } from '../../runtime/reconcile/conditions.js';
 import { PrimaryReconciler, type Latest } from '../../runtime/reconcile/primary.js';
 import { NameTakenError } from '../../runtime/reconcile/stalled.js';
 import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
 import type { EventRecorder } from '../../runtime/events.js';
 import type { ObjectCache } from '../../runtime/cache/index.js';
-import type { Client } from '../../runtime/client/client.js';
+import { keyOf, type Client } from '../../runtime/client/client.js';
 import { writeStatus } from '../../runtime/reconcile/status.js';
 import { FIELD_MANAGER } from '../common/labels.js';
 import { desiredCronJob } from './desired.js';
@@ -91,7 +92,9 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
     // Owner references are compared by the check above (others may add theirs beside ours).
     const { ownerReferences: _ours, ...desiredMeta } = desired.metadata!;
     if (!containsDesired({ ...desired, metadata: desiredMeta }, cronJob)) {
-      cronJob = await applyTo(client, CRONJOBS, desired, { uid: cronJob.metadata!.uid!, fieldManager: FIELD_MANAGER, signal: ctx.signal });
+      cronJob = hasExtraListItems(desired.spec, cronJob.spec)
+        ? await this.replaceSpec(desired, cronJob, ctx)
+        : await applyTo(client, CRONJOBS, desired, { uid: cronJob.metadata!.uid!, fieldManager: FIELD_MANAGER, signal: ctx.signal });
       change ??= 'changed';
     }
     if (change) {
@@ -114,6 +117,21 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
       signal: ctx.signal,
       wrote: this.wrote,
     });
+  }
+
+  /**
+   * A JSON merge patch of the whole spec (and our labels): it replaces the lists that an apply
+   * would merge into, so entries another field manager owns (a container added by hand, or by the
+   * Go echoperator before a switch) go. Conditional on the resourceVersion read, so a cache that is
+   * behind gets a 409 and a retry rather than overwriting a newer CronJob.
+   */
+  private replaceSpec(desired: V1CronJob, live: V1CronJob, ctx: ReconcileContext): Promise<V1CronJob> {
+    return this.deps.client.patch(
+      CRONJOBS,
+      keyOf(live),
+      { metadata: { labels: desired.metadata?.labels }, spec: desired.spec },
+      { resourceVersion: live.metadata?.resourceVersion, signal: ctx.signal },
+    );
   }
 
   /** Creates by apply; when the name is taken, the existing one is returned for the caller's ownership check. */

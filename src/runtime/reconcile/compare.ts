@@ -13,6 +13,21 @@ export function containsDesired(desired: unknown, actual: unknown): boolean {
   return Object.entries(desired as Record<string, unknown>).every(([k, v]) => containsDesired(v, (actual as Record<string, unknown>)[k]));
 }
 
+/**
+ * Whether `actual` holds list entries beyond `desired`'s: a list longer than the desired one at the
+ * same place. A server-side apply cannot remove such entries when another field manager owns them
+ * (a container added by hand, or by another program): only replacing the list does.
+ */
+export function hasExtraListItems(desired: unknown, actual: unknown): boolean {
+  if (Array.isArray(desired)) {
+    return Array.isArray(actual) && (actual.length > desired.length || desired.some((d, i) => hasExtraListItems(d, actual[i])));
+  }
+  if (desired === null || typeof desired !== 'object' || actual === null || typeof actual !== 'object' || Array.isArray(actual)) {
+    return false;
+  }
+  return Object.entries(desired as Record<string, unknown>).some(([k, v]) => hasExtraListItems(v, (actual as Record<string, unknown>)[k]));
+}
+
 /** The API serves quantities and times in canonical forms; compare them as strings. */
 function normalize(v: unknown): unknown {
   return v instanceof Date ? v.toISOString() : v;
