@@ -17,10 +17,16 @@ describe('hasExtraListItems', () => {
     );
   });
 
+  it('finds an entry named differently from every desired one, in a list of the same length', () => {
+    // The Go echoperator's CronJob holds one container named after the ScheduledEcho: an apply of
+    // ours would merge its container next to that one.
+    assert.equal(hasExtraListItems(template('operator'), template('local-tick')), true);
+  });
+
   it('is false when every list is as long as desired, whatever else the server added', () => {
     assert.equal(hasExtraListItems(template('operator'), template('operator')), false);
     assert.equal(
-      hasExtraListItems(template('operator'), { template: { spec: { containers: [{ name: 'other' }], dnsPolicy: 'ClusterFirst' } } }),
+      hasExtraListItems(template('operator'), { template: { spec: { containers: [{ name: 'operator' }], dnsPolicy: 'ClusterFirst' } } }),
       false,
     );
     assert.equal(hasExtraListItems(template('operator'), template()), false);

@@ -15,17 +15,29 @@ export function containsDesired(desired: unknown, actual: unknown): boolean {
 
 /**
  * Whether `actual` holds list entries beyond `desired`'s: a list longer than the desired one at the
- * same place. A server-side apply cannot remove such entries when another field manager owns them
- * (a container added by hand, or by another program): only replacing the list does.
+ * same place, or holding an entry named differently from every desired one (lists of named entries,
+ * such as containers, env and volumes, merge by name in an apply). A server-side apply cannot remove
+ * such entries when another field manager owns them (a container added by hand, or by another
+ * program under another name): only replacing the list does.
  */
 export function hasExtraListItems(desired: unknown, actual: unknown): boolean {
   if (Array.isArray(desired)) {
-    return Array.isArray(actual) && (actual.length > desired.length || desired.some((d, i) => hasExtraListItems(d, actual[i])));
+    if (!Array.isArray(actual)) return false;
+    if (actual.length > desired.length) return true;
+    const names = new Set(desired.map(nameOf));
+    if (actual.some((a) => nameOf(a) !== undefined && !names.has(nameOf(a)))) return true;
+    return desired.some((d, i) => hasExtraListItems(d, actual[i]));
   }
   if (desired === null || typeof desired !== 'object' || actual === null || typeof actual !== 'object' || Array.isArray(actual)) {
     return false;
   }
   return Object.entries(desired as Record<string, unknown>).some(([k, v]) => hasExtraListItems(v, (actual as Record<string, unknown>)[k]));
+}
+
+/** The `name` of a list entry that has one (the merge key of most Kubernetes lists). */
+function nameOf(entry: unknown): string | undefined {
+  const name = entry !== null && typeof entry === 'object' ? (entry as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? name : undefined;
 }
 
 /** The API serves quantities and times in canonical forms; compare them as strings. */
