@@ -112,11 +112,8 @@ function imageReference(image: Values['image']): string | undefined {
   return image.digest ? `${repository}@${image.digest}` : `${repository}:${image.tag || ECHOPERATOR_VERSION}`;
 }
 
-/**
- * monitoring.path and monitoring.port are the Go chart's names for metrics.path and metrics.port:
- * accepted when they say the same, refused otherwise (one endpoint, one setting).
- */
-function checkGoChartAliases(v: Values, source: string): void {
+/** The Go chart's image.repository names the Go program, which cannot run this install: refused, saying what to set. */
+function refuseGoImage(v: Values, source: string): void {
   const repository = v.image?.repository;
   if (repository !== undefined && GO_ECHOPERATOR_IMAGES.includes(repository.replace(/^docker\.io\//, ''))) {
     throw new ValuesError(
@@ -125,6 +122,13 @@ function checkGoChartAliases(v: Values, source: string): void {
         'or name a copy of that image (docs/migrating.md)',
     );
   }
+}
+
+/**
+ * monitoring.path and monitoring.port are the Go chart's names for metrics.path and metrics.port:
+ * accepted when they say the same, refused otherwise (one endpoint, one setting).
+ */
+function checkGoChartAliases(v: Values, source: string): void {
   const aliases = [
     ['port', v.monitoring?.port, v.metrics?.port ?? DEFAULTS.metrics.port],
     ['path', v.monitoring?.path, v.metrics?.path ?? DEFAULTS.metrics.path],
@@ -148,6 +152,7 @@ type MappedProps = { [K in keyof Required<EchoperatorProps>]: EchoperatorProps[K
  * chart's; the props keep the construct's). Keys left out are undefined: the construct's default.
  */
 export function valuesToProps(v: Values, releaseName: string = DEFAULT_RELEASE_NAME, source = 'values.yaml'): EchoperatorProps {
+  refuseGoImage(v, source);
   checkGoChartAliases(v, source);
   const { name, fullname } = helmNames(releaseName, v.nameOverride, v.fullnameOverride);
   const { path: _path, port: _port, ...monitoring } = v.monitoring ?? {};

@@ -62,9 +62,9 @@ no missing key; a key set to null means its default, as in the synth.
 {{- fail (printf "the install's name %q (fullnameOverride, or the release name and nameOverride) must be a DNS label of at most 55 characters" $fullname) }}
 {{- end }}
 {{- $image := dig "image" dict $v }}
-{{- $repository := get $image "repository" | default "ghcr.io/mmontes11/echoperator-ts" }}
-{{- if has (trimPrefix "docker.io/" $repository) (list "mmontes11/echoperator" "ghcr.io/mmontes11/echoperator") }}
-{{- fail (printf "image.repository %s is the Go echoperator's image, which cannot run this install (another program with other settings); leave image.repository unset for ghcr.io/mmontes11/echoperator-ts, or name a copy of that image (docs/migrating.md)" $repository) }}
+{{- $repository := get $image "repository" | default $d.imageRepository }}
+{{- if has (trimPrefix "docker.io/" $repository) $d.goImages }}
+{{- fail (printf "image.repository %s is the Go echoperator's image, which cannot run this install (another program with other settings); leave image.repository unset for %s, or name a copy of that image (docs/migrating.md)" $repository $d.imageRepository) }}
 {{- end }}
 {{- $reference := printf "%s:%s" $repository (get $image "tag" | default $d.version | toString) }}
 {{- if get $image "digest" }}{{ $reference = printf "%s@%s" $repository (get $image "digest") }}{{ end }}
