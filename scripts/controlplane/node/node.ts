@@ -382,16 +382,39 @@ function listDir(dir: string): string[] {
   }
 }
 
-/** The pod sandboxes containerd's CRI plugin made: their folders in its root and state. */
+/**
+ * The pod sandboxes containerd's CRI plugin made (their folders in its root and state), and the
+ * tasks its runtime ran (their bundles in its state): the ids a shim may have been started for.
+ */
 function sandboxIds(l: NodeLayout): string[] {
-  const ids = [l.containerdRoot, l.containerdState].flatMap((d) => listDir(join(d, 'io.containerd.grpc.v1.cri', 'sandboxes')));
+  const ids = [
+    ...[l.containerdRoot, l.containerdState].flatMap((d) => listDir(join(d, 'io.containerd.grpc.v1.cri', 'sandboxes'))),
+    ...listDir(join(l.containerdState, 'io.containerd.runtime.v2.task', CONTAINERD_NAMESPACE)),
+  ];
   return [...new Set(ids.map((p) => p.slice(p.lastIndexOf('/') + 1)))];
 }
 
+const CONTAINERD_NAMESPACE = 'k8s.io';
+const SHIM_SOCKETS = '/run/containerd/s';
+
 /**
- * Our files in the fixed paths: log links into our folder, and libcni's cached results of our
- * network and of the CRI plugin's loopback setup for our sandboxes (no CNI DEL runs when the node
- * is torn down by killing its containers).
+ * The socket a shim for `id` listens on: containerd 1.6 names it by the hash of its own address,
+ * the namespace and the id (runtime/v2/shim SocketAddress), in a folder no setting moves. A shim
+ * that is killed, not asked to exit, leaves it behind.
+ */
+function shimSocket(l: NodeLayout, id: string): string {
+  return join(
+    SHIM_SOCKETS,
+    createHash('sha256')
+      .update(join(l.containerdSocket, CONTAINERD_NAMESPACE, id))
+      .digest('hex'),
+  );
+}
+
+/**
+ * Our files in the fixed paths: log links into our folder, libcni's cached results of our network
+ * and of the CRI plugin's loopback setup for our sandboxes (no CNI DEL runs when the node is torn
+ * down by killing its containers), and the sockets of our killed shims.
  */
 function ourFilesOutside(l: NodeLayout, sandboxes: string[] = []): string[] {
   const links = listDir(CONTAINER_LOG_LINKS).filter((p) => {
@@ -403,7 +426,8 @@ function ourFilesOutside(l: NodeLayout, sandboxes: string[] = []): string[] {
   });
   const ours = new Set(sandboxes.map((id) => join(CNI_RESULTS, `cni-loopback-${id}-lo`)));
   const results = listDir(CNI_RESULTS).filter((p) => p.startsWith(join(CNI_RESULTS, `${l.netns}-`)) || ours.has(p));
-  return [...links, ...results];
+  const sockets = sandboxes.map((id) => shimSocket(l, id)).filter((p) => existsSync(p));
+  return [...links, ...results, ...sockets];
 }
 
 /**
@@ -437,7 +461,7 @@ export function nodeLeftovers(clusterDir: string): string[] {
   for (const m of mountsUnder(clusterDir)) found.push(`mount ${m}`);
   for (const c of cgroupDirs(l)) found.push(`cgroup ${c}`);
   if (netnsExists(l.netns)) found.push(`network namespace ${l.netns} (its interfaces, iptables chains and sysctls)`);
-  for (const p of ourFilesOutside(l)) found.push(`file ${p}`);
+  for (const p of ourFilesOutside(l, sandboxIds(l))) found.push(`file ${p}`);
   return found;
 }
 
