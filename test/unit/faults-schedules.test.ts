@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { deriveSeed, mulberry32 } from '../../scripts/bench/faults/random.js';
+import {
+  FAULT_CLASSES,
+  makeSchedules,
+  parseReplay,
+  scheduleFromSeed,
+  type ProgramTraits,
+  type WriteCounts,
+} from '../../scripts/bench/faults/schedules.js';
+
+const ours: ProgramTraits = {
+  name: 'echoperator',
+  kinds: ['Echo', 'ScheduledEcho'],
+  leaderElection: true,
+  lease: { durationS: 2, renewS: 1.5, retryS: 0.5 },
+};
+const peer: ProgramTraits = { name: 'controller-runtime', kinds: ['Echo'], leaderElection: false };
+const writeCounts: WriteCounts = {
+  echoperator: { 'echo-basic': 12, 'scheduled-basic': 5, mixed: 17 },
+  'controller-runtime': { 'echo-basic': 11 },
+};
+
+describe('mulberry32 and deriveSeed', () => {
+  it('give the same sequence for the same seed, another for another seed', () => {
+    const a = mulberry32(42);
+    const b = mulberry32(42);
+    const first = Array.from({ length: 5 }, () => a());
+    assert.deepEqual(
+      Array.from({ length: 5 }, () => b()),
+      first,
+    );
+    assert.notDeepEqual(Array.from({ length: 5 }, mulberry32(43)), first);
+    for (const x of first) assert.ok(x >= 0 && x < 1);
+  });
+
+  it('derives distinct, stable seeds per name', () => {
+    assert.equal(deriveSeed(1, 'stale.echo-basic.0'), deriveSeed(1, 'stale.echo-basic.0'));
+    assert.notEqual(deriveSeed(1, 'stale.echo-basic.0'), deriveSeed(1, 'stale.echo-basic.1'));
+    assert.notEqual(deriveSeed(1, 'stale.echo-basic.0'), deriveSeed(2, 'stale.echo-basic.0'));
+  });
+});
+
+describe('makeSchedules', () => {
+  const all = (count: number, programs = [ours, peer]) => makeSchedules({ seed: 7, classes: FAULT_CLASSES, programs, count, writeCounts });
+
+  it('is a function of its arguments', () => {
+    assert.deepEqual(all(300), all(300));
+    assert.notDeepEqual(
+      makeSchedules({ seed: 8, classes: FAULT_CLASSES, programs: [ours], count: 300, writeCounts }).map((s) => s.seed),
+      all(300, [ours]).map((s) => s.seed),
+    );
+  });
+
+  it('makes count schedules for ours, covering every class and every write site of every workload', () => {
+    const s = all(300, [ours]);
+    assert.equal(s.length, 300);
+    for (const c of FAULT_CLASSES)
+      assert.ok(
+        s.some((x) => x.class === c),
+        c,
+      );
+    const sites = s
+      .filter((x) => x.faults.class === 'intermediate')
+      .map((x) => `${x.workload}#${x.faults.class === 'intermediate' ? x.faults.killAfterWrite : 0}`);
+    assert.equal(new Set(sites).size, 12 + 5 + 17);
+    for (const [w, k] of Object.entries(writeCounts.echoperator!))
+      for (let i = 1; i <= k; i++) assert.ok(sites.includes(`${w}#${i}`), `${w} k=${i}`);
+    assert.equal(new Set(s.map((x) => x.id)).size, s.length, 'ids are unique');
+  });
+
+  it('leaves out what a program cannot take: HA classes without leader election, workloads with a kind it lacks', () => {
+    const s = all(300, [peer]);
+    assert.ok(s.length > 0);
+    assert.ok(s.every((x) => x.class !== 'stale' && x.class !== 'partition'));
+    assert.ok(s.every((x) => x.workload === 'echo-basic'));
+  });
+
+  it('gives the peer the same faults as ours for the same id', () => {
+    const mine = new Map(all(300, [ours]).map((x) => [x.id, x]));
+    const theirs = all(300, [peer]).filter((x) => x.class !== 'intermediate' && mine.has(x.id));
+    assert.ok(theirs.length > 20);
+    for (const x of theirs) assert.deepEqual({ ...x, program: 'echoperator' }, mine.get(x.id), x.id);
+  });
+
+  it('with a small count, gives every class its share and spreads intermediate over the sites', () => {
+    const s = all(12, [ours]);
+    assert.equal(s.length, 12);
+    for (const c of FAULT_CLASSES) assert.equal(s.filter((x) => x.class === c).length, 2, c);
+  });
+
+  it('refuses intermediate without a dry run count', () => {
+    assert.throws(() => makeSchedules({ seed: 1, classes: ['intermediate'], programs: [ours], count: 5 }), /dry run/);
+  });
+});
+
+describe('replay', () => {
+  it('rebuilds a campaign schedule from its id and seed', () => {
+    for (const x of all300()) assert.deepEqual(scheduleFromSeed(x.id, x.seed, ours), x);
+  });
+
+  it('parses <id>:<seed> and refuses bad input, naming the expected form', () => {
+    assert.deepEqual(parseReplay('stale.echo-basic.3:123'), { id: 'stale.echo-basic.3', seed: 123 });
+    assert.throws(() => parseReplay('stale.echo-basic.3'), /<id>:<seed>/);
+    assert.throws(() => parseReplay('nope.echo-basic.3:1'), /class one of/);
+    assert.throws(() => parseReplay('intermediate.mixed.0:1'), /k counts from 1/);
+    assert.throws(() => scheduleFromSeed('partition.echo-basic.0', 1, peer), /no leader election/);
+  });
+
+  it('keeps fault parameters in range', () => {
+    for (const x of all300()) {
+      const f = x.faults;
+      if (f.class === 'stale') assert.ok(f.relativeToResync === 'below' ? f.watchDelayMs < 2000 : f.watchDelayMs > 2000);
+      if (f.class === 'partition') assert.ok(f.silenceMs > ours.lease!.durationS * 1000);
+      if (f.class === 'overload') assert.ok(f.fraction >= 0.3 && f.fraction <= 0.9 && [429, 503].includes(f.status));
+      if (f.class === 'restart') assert.ok(f.compact || f.restartApiserver);
+    }
+  });
+});
+
+function all300() {
+  return makeSchedules({ seed: 99, classes: FAULT_CLASSES, programs: [ours], count: 300, writeCounts });
+}
