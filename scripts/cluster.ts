@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { ensureBinaries, ensureNodeBinaries, kubernetesVersion, nodeKubernetesVersion } from './controlplane/assets.js';
+import { ADD_ON_BUILDS, isAddOnName, type AddOnName } from './controlplane/addon-builds.js';
 import { isRunning, readState, startControlPlane, stopControlPlane, wantNode } from './controlplane/cluster.js';
 import { machineLeftovers } from './controlplane/node/node.js';
 import { ControlPlaneError, exitWithError } from './controlplane/errors.js';
@@ -89,11 +90,21 @@ async function main(): Promise<void> {
       return down();
     case 'status':
       return status();
-    case 'build':
-      await ensureBinaries();
-      if (wantNode()) await ensureNodeBinaries();
-      console.error(`control plane: binaries for Kubernetes ${kubernetesVersion()} (node ${nodeKubernetesVersion()}) are ready`);
+    case 'build': {
+      if (rest.length === 0) {
+        await ensureBinaries();
+        if (wantNode()) await ensureNodeBinaries();
+        console.error(`control plane: binaries for Kubernetes ${kubernetesVersion()} (node ${nodeKubernetesVersion()}) are ready`);
+        return;
+      }
+      // `cluster build NAME...`: add-ons, one after the other (npm test runs this in the background).
+      const unknown = rest.filter((name) => !isAddOnName(name));
+      if (unknown.length)
+        throw new ControlPlaneError(`No add-on named ${unknown.join(', ')}.`, `Accepted values: ${Object.keys(ADD_ON_BUILDS).join(', ')}.`);
+      for (const name of rest as AddOnName[]) await ADD_ON_BUILDS[name].ensure();
+      console.error(`control plane: ${rest.join(', ')} ready`);
       return;
+    }
     case 'gitops': {
       const state = runningDefaultCluster();
       if (!state) throw new ControlPlaneError('No cluster is running: start one with `npm run cluster:up`.');
@@ -120,7 +131,7 @@ async function main(): Promise<void> {
     case 'exec':
       return exec(rest);
     default:
-      console.error('usage: cluster up | down | status | build | image | gitops | leftovers | exec [--private] -- COMMAND...');
+      console.error('usage: cluster up | down | status | build [ADD-ON...] | image | gitops | leftovers | exec [--private] -- COMMAND...');
       process.exitCode = 2;
   }
 }

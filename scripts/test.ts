@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ensureArgoCdHealth, ensureFluxBinaries, ensureHelm, ensurePrometheusOperator } from './controlplane/assets.js';
+import { addOnsFor, needsAddOn } from './controlplane/addon-builds.js';
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
@@ -66,14 +66,20 @@ async function main(): Promise<void> {
   if (lease) console.error(`tests: using ${lease.describe}`);
   // End-to-end tests run the operator as it ships: the bundle, built from the current sources.
   const bundle = needsCluster && !process.env.ECHOPERATOR_CMD ? await ensureBundle() : undefined;
-  // The GitOps test runs Flux: its first build (minutes) happens here, not inside a test's timeout.
-  if (files.some((f) => f.includes('gitops'))) await ensureFluxBinaries();
-  // Likewise the Argo CD health harness (Argo CD's own Go code: minutes the first time).
-  if (files.some((f) => f.includes('e2e') && f.includes('argocd'))) await ensureArgoCdHealth();
-  // And prometheus-operator for the ServiceMonitor test.
-  if (files.some((f) => f.includes('e2e') && f.includes('servicemonitor'))) await ensurePrometheusOperator();
-  // And Helm, for the chart's tests and the release (which packs the chart).
-  if (files.some((f) => f.includes('e2e') && /helm|release/.test(f))) await ensureHelm();
+  // Add-ons (Flux, Argo CD's harness, prometheus-operator, Helm) build in the background at the
+  // lowest priority while the files that need none run; the files that need one go last and wait.
+  files = [...files.filter((f) => !needsAddOn(f)), ...files.filter(needsAddOn)];
+  const addOns = addOnsFor(files);
+  const builder = addOns.length
+    ? spawn('nice', ['-n', '19', process.execPath, '--import', 'tsx', 'scripts/cluster.ts', 'build', ...addOns], {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        detached: true, // its own process group, so that stopping it stops its go commands too
+      })
+    : undefined;
+  const stopBuilder = (signal: NodeJS.Signals = 'SIGTERM'): void => {
+    if (builder?.pid && builder.exitCode === null && builder.signalCode === null) process.kill(-builder.pid, signal);
+  };
+  const built = builder ? new Promise<number>((resolve) => builder.on('close', (c) => resolve(c ?? 1))) : Promise.resolve(0);
   const child = spawn(
     process.execPath,
     ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files],
@@ -93,9 +99,14 @@ async function main(): Promise<void> {
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.on(s, () => {
       child.kill(s);
+      stopBuilder(s);
       stopLines.abort();
     });
   let code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  // Done by now, unless the files that need it did not run.
+  const unfinished = builder !== undefined && builder.exitCode === null && builder.signalCode === null;
+  stopBuilder();
+  if ((await built) !== 0 && !unfinished && !stopLines.signal.aborted) console.error(`tests: building ${addOns.join(', ')} failed (above)`);
   await lease?.release();
   if (lease?.ownedPids.length) {
     const left = machineLeftovers().filter((l) => !before.has(l));

@@ -404,23 +404,46 @@ function checkGoVersion(go: string, env: NodeJS.ProcessEnv): string {
   return out;
 }
 
-/** One build at a time per cache entry, across processes. */
-function acquireBuildLock(lockPath: string): () => void {
+/**
+ * One build at a time per cache entry, across processes. A process that finds the entry being
+ * built waits for that build (`npm test` builds the add-ons in the background while the tests that
+ * need none run, and a test that needs one waits here); a lock whose holder died is taken over.
+ */
+async function acquireBuildLock(lockPath: string, describe: string, log: (line: string) => void): Promise<() => void> {
   mkdirSync(dirname(lockPath), { recursive: true });
-  try {
-    const fd = openSync(lockPath, 'wx');
-    writeFileSync(fd, String(process.pid));
-    closeSync(fd);
-  } catch {
-    const holder = Number(readFileSync(lockPath, 'utf8'));
-    if (holder && isAlive(holder)) {
-      throw new ControlPlaneError(
-        `Another process (pid ${holder}) is building the control plane into ${dirname(lockPath)}; wait for it to finish, then run again.`,
-      );
+  let announced = 0;
+  for (;;) {
+    try {
+      const fd = openSync(lockPath, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lockPath, { force: true });
+    } catch {
+      const holder = lockHolder(lockPath);
+      if (holder === undefined) continue; // released meanwhile
+      if (!holder || !isAlive(holder)) {
+        rmSync(lockPath, { force: true });
+        continue;
+      }
+      if (announced !== holder) log(`control plane: waiting for pid ${holder}, which is building ${describe}`);
+      announced = holder;
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
     }
-    writeFileSync(lockPath, String(process.pid));
   }
-  return () => rmSync(lockPath, { force: true });
+}
+
+/** The pid in a build lock; undefined once it is gone. A lock is written right after it is made: read again if empty. */
+function lockHolder(lockPath: string): number | undefined {
+  for (let attempt = 0; ; attempt++) {
+    let text: string;
+    try {
+      text = readFileSync(lockPath, 'utf8');
+    } catch {
+      return undefined;
+    }
+    if (text !== '' || attempt === 50) return Number(text);
+    spawnSync('sleep', ['0.01']);
+  }
 }
 
 export function isAlive(pid: number): boolean {
@@ -437,7 +460,11 @@ async function buildGroup(group: BuildGroup, log: (line: string) => void): Promi
   const env = { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: group.toolchain ?? 'local', GOFLAGS: '-mod=readonly -buildvcs=false' };
   const goVersion = checkGoVersion(go, env);
   const entry = join(cacheRoot(), 'controlplane', group.key);
-  const release = acquireBuildLock(join(entry, '.build.lock'));
+  const release = await acquireBuildLock(join(entry, '.build.lock'), group.describe, log);
+  if (group.binaries.every((name) => existsSync(join(entry, 'bin', name)))) {
+    release(); // built by the process this one waited for
+    return;
+  }
   const staging = join(entry, `bin.partial-${process.pid}`);
   const started = Date.now();
   try {

@@ -22,6 +22,10 @@ import {
 } from '../support/kube.js';
 import { installCrds, startOperator, waitReady } from '../support/operator.js';
 import { getEcho } from '../support/runs.js';
+import { addOnsReady } from '../support/addons.js';
+
+// Built in the background by npm test while other files run: wait for it here, outside any test's timeout.
+await addOnsReady(import.meta.url);
 
 const read = (kind: 'echo' | 'scheduledecho', ns: string, name: string): Echo | ScheduledEcho =>
   kubectlJson<Echo | ScheduledEcho>(['get', kind, name], { namespace: ns });

@@ -20,6 +20,10 @@ import { synthesize, type Manifest } from '../../infra/chart.js';
 import { valuesFromSources } from '../../infra/values.js';
 import { ensureHelm } from '../../scripts/controlplane/assets.js';
 import { generateChart } from '../../scripts/helm/generate.js';
+import { addOnsReady } from '../support/addons.js';
+
+// Built in the background by npm test while other files run: wait for it here, outside any test's timeout.
+await addOnsReady(import.meta.url);
 
 const FIXTURES = new URL('../fixtures/values/', import.meta.url).pathname;
 const BAD = join(FIXTURES, 'bad');

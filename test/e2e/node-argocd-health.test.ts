@@ -8,6 +8,10 @@ import { test } from 'node:test';
 import { argoCdHealth } from '../support/argocd.js';
 import { applyEcho, conditionOf as condition, eventually } from '../support/kube.js';
 import { getEcho, okAndFailingNamespaces, phase, printed } from '../support/runs.js';
+import { addOnsReady } from '../support/addons.js';
+
+// Built in the background by npm test while other files run: wait for it here, outside any test's timeout.
+await addOnsReady(import.meta.url);
 
 test(
   'Argo CD health of real Echos whose runs ended: printed is Healthy with the Ready message; failed (Stalled) is Degraded with the failure',

@@ -38,6 +38,10 @@ import { crdName } from '../../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';
 import { conditionOf as condition, eventually, itemsOf } from '../support/kube.js';
+import { addOnsReady } from '../support/addons.js';
+
+// Built in the background by npm test while other files run: wait for it here, outside any test's timeout.
+await addOnsReady(import.meta.url);
 
 const NS = 'echoperator';
 /** Where the config repository keeps each Kustomization's manifests. */

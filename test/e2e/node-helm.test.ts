@@ -21,6 +21,10 @@ import { loadOperatorImage } from '../../scripts/operator-image.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';
 import { printedBy } from '../support/echo-printed.js';
 import { eventually, itemsOf } from '../support/kube.js';
+import { addOnsReady } from '../support/addons.js';
+
+// Built in the background by npm test while other files run: wait for it here, outside any test's timeout.
+await addOnsReady(import.meta.url);
 
 const NS = 'echoperator';
 const RELEASE = 'echoperator';

@@ -21,6 +21,10 @@ import { CRDS_FILE, INSTALL_FILE } from '../../scripts/release/manifests.js';
 import { SUMS_FILE } from '../../scripts/release/sums.js';
 import { startPrivateControlPlane } from '../support/faults.js';
 import { eventually, itemsOf } from '../support/kube.js';
+import { addOnsReady } from '../support/addons.js';
+
+// Built in the background by npm test while other files run: wait for it here, outside any test's timeout.
+await addOnsReady(import.meta.url);
 
 const NS = 'echoperator';
 

@@ -43,6 +43,10 @@ import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
 import { manifestsOf } from '../support/manifests.js';
 import { reservablePort, startPrivateControlPlane } from '../support/faults.js';
 import { eventually } from '../support/eventually.js';
+import { addOnsReady } from '../support/addons.js';
+
+// Built in the background by npm test while other files run: wait for it here, outside any test's timeout.
+await addOnsReady(import.meta.url);
 
 const NS = 'echoperator';
 const CERT_SECRET = 'echoperator-metrics-tls';

@@ -1,0 +1,37 @@
+/**
+ * The add-ons some test files need beyond the cluster (Flux, Argo CD's health harness,
+ * prometheus-operator, Helm): each is a Go build of minutes the first time, needed by a handful
+ * of files. `npm test` builds them in a background process at the lowest CPU priority while the
+ * other files run, and puts the files that need one last; such a file waits for the build before
+ * its first test (the build lock in assets.ts waits for the builder), outside any test's timeout.
+ */
+import { ensureArgoCdHealth, ensureFluxBinaries, ensureHelm, ensurePrometheusOperator } from './assets.js';
+
+export interface AddOnBuild {
+  /** Builds it when missing (waiting for a build under way), cached after. */
+  ensure(log?: (line: string) => void): Promise<unknown>;
+  /** Whether a test file (its path under test/) needs it. */
+  neededBy(file: string): boolean;
+}
+
+const e2e = (file: string): boolean => file.includes('e2e');
+
+export const ADD_ON_BUILDS = {
+  flux: { ensure: ensureFluxBinaries, neededBy: (f: string) => f.includes('gitops') },
+  argocd: { ensure: ensureArgoCdHealth, neededBy: (f: string) => e2e(f) && f.includes('argocd') },
+  'prometheus-operator': { ensure: ensurePrometheusOperator, neededBy: (f: string) => e2e(f) && f.includes('servicemonitor') },
+  // The chart's tests, and the release (which packs the chart).
+  helm: { ensure: ensureHelm, neededBy: (f: string) => e2e(f) && /helm|release/.test(f) },
+} satisfies Record<string, AddOnBuild>;
+
+export type AddOnName = keyof typeof ADD_ON_BUILDS;
+
+export const isAddOnName = (name: string): name is AddOnName => Object.hasOwn(ADD_ON_BUILDS, name);
+
+/** The add-ons any of these files needs. */
+export function addOnsFor(files: readonly string[]): AddOnName[] {
+  return (Object.keys(ADD_ON_BUILDS) as AddOnName[]).filter((name) => files.some((f) => ADD_ON_BUILDS[name].neededBy(f)));
+}
+
+/** Whether a file needs any add-on. */
+export const needsAddOn = (file: string): boolean => addOnsFor([file]).length > 0;
