@@ -58,12 +58,25 @@ const ADMISSION_PLUGINS = ['NodeRestriction', 'OwnerReferencesPermissionEnforcem
  * resource, namespace, name, User-Agent, response code; no bodies) per write to the resources the
  * operator touches. Reads and other resources (e.g. the job controller's Pods) are not logged,
  * so it stays small and cheap; the file is capped at 100 MB plus one rotated file. The benchmarks
- * count an operator's exact writes from it (scripts/bench/apiwrites.ts).
+ * count an operator's exact writes from it (scripts/bench/apiwrites.ts). Two kinds of write carry
+ * a body, which the fault campaign's judge needs (scripts/bench/faults/invariants.ts): an Echo
+ * write's answer (its uid, generation and message) and a Job create's request (its owner and
+ * message), so every Job ever created is tied to the Echo generation it ran, deleted ones too.
  */
 const AUDIT_POLICY = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: [RequestReceived]
 rules:
+- level: RequestResponse
+  verbs: [create, update, patch]
+  resources:
+  - group: mmontes.io
+    resources: [echos]
+- level: Request
+  verbs: [create]
+  resources:
+  - group: batch
+    resources: [jobs]
 - level: Metadata
   verbs: [create, update, patch, delete, deletecollection]
   resources:
