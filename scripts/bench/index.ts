@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { formatDuration } from '../controlplane/errors.js';
 import { installCrds, installSignalHandlers, isInterrupted, log, now, openEnv, runCleanups, type BenchEnv } from './common.js';
 import { updateDoc, type Section } from './report.js';
+import { faultOptions, type CampaignOptions } from './faults/campaign-options.js';
 
 const BENCHMARKS = [
   'throughput',
@@ -21,14 +22,15 @@ const BENCHMARKS = [
   'connections',
   'scrapes',
   'runtimes',
+  'faults',
 ] as const;
 type Benchmark = (typeof BENCHMARKS)[number];
-/** Run only when named: latency needs a node, fairness takes ~45 minutes, runtimes needs every Node line. */
-const ON_REQUEST: readonly Benchmark[] = ['fairness', 'latency', 'runtimes'];
+/** Run only when named: latency needs a node, fairness takes ~45 minutes, runtimes needs every Node line, faults restarts its control plane. */
+const ON_REQUEST: readonly Benchmark[] = ['fairness', 'latency', 'runtimes', 'faults'];
 
 const HELP = `usage: npm run bench -- [BENCHMARK...] [options]
 
-Benchmarks (default: all but fairness, latency and runtimes, in this order):
+Benchmarks (default: all but fairness, latency, runtimes and faults, in this order):
   throughput   N Echos at once: operator vs a bare client doing the same writes   (N: 1000,5000)
   restart      restart over N reconciled Echos: time to ready, API writes (goal 0)  (N: 1000)
   memory       RSS idle and with N Echos + N Jobs cached, bytes per object        (N: 10000)
@@ -50,6 +52,9 @@ Benchmarks (default: all but fairness, latency and runtimes, in this order):
                and a reconcile's latency unloaded and under the flood, the lease kept  (N: 800)
   runtimes     the bundle on each supported Node line: idle, backlog and fresh-process CPU and RSS,
                against the first line, to pick the image's Node                (N: 1000)
+  faults       the fault campaign (issue 35) on a private control plane: seeded schedules of six fault
+               classes against each program, judged by invariants from the audit log; writes
+               docs/reliability.md and docs/reliability-timeline.svg (not docs/benchmarks.md)
 
 Options:
   --n LIST            Echos per run, e.g. 1000 or 1000,5000 (throughput runs each; fairness takes the
@@ -69,6 +74,13 @@ Options:
   --samples S         latency: Echos per operator; fairness: probe Echos per run (default 20)
   --private-cluster   start a private control plane for this run instead of reusing \`cluster:up\`'s
   --from-source       run the operator through tsx (memory still bundles)
+  --schedules N       faults: schedules per program (default 300)
+  --programs LIST     faults: echoperator, controller-runtime, go-echoperator, mutant:<name>
+                      (default: the first three, go-echoperator when it builds)
+  --classes LIST      faults: intermediate, stale, unobserved, restart, partition, overload (default all)
+  --seed S            faults: the campaign's seed (default 1)
+  --replay ID:SEED    faults: play that one schedule (as a violation prints it) and write no doc
+  --mutants           faults: also score the mutants (a per-class subset each, until caught)
   --no-docs           print only; do not update docs/benchmarks.md
   --docs PATH         write to PATH instead of docs/benchmarks.md
 
@@ -93,6 +105,7 @@ interface Options {
   privateCluster: boolean;
   fromSource: boolean;
   docs: string | undefined;
+  faults: Omit<CampaignOptions, 'docs'>;
 }
 
 function parse(argv: string[]): Options | undefined {
@@ -113,6 +126,12 @@ function parse(argv: string[]): Options | undefined {
       'from-source': { type: 'boolean', default: false },
       'no-docs': { type: 'boolean', default: false },
       docs: { type: 'string' },
+      schedules: { type: 'string' },
+      programs: { type: 'string' },
+      classes: { type: 'string' },
+      seed: { type: 'string' },
+      replay: { type: 'string' },
+      mutants: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -142,6 +161,7 @@ function parse(argv: string[]): Options | undefined {
     privateCluster: values['private-cluster'] ?? false,
     fromSource: values['from-source'] ?? false,
     docs: values['no-docs'] ? undefined : (values.docs ?? 'docs/benchmarks.md'),
+    faults: faultOptions(values, positiveInt),
   };
 }
 
@@ -225,6 +245,12 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
       return (await import('./connections.js')).connections(env, { n: o.sizes?.[0] ?? 3000 });
     case 'scrapes':
       return (await import('./scrapes.js')).scrapes(env, { scrapes: o.sizes?.[0] ?? 800, phaseMs: 20_000, probeEveryMs: 1_000 });
+    case 'faults': {
+      // It writes docs/reliability.md itself (or --docs PATH), never docs/benchmarks.md.
+      const { faultCampaign } = await import('./faults/campaign.js');
+      await faultCampaign(env, { ...o.faults, docs: o.docs && (o.docs === 'docs/benchmarks.md' ? 'docs/reliability.md' : o.docs) });
+      return [];
+    }
     case 'runtimes':
       return (await import('./runtimes.js')).runtimes(env, {
         n: o.sizes?.[0] ?? 1000,
@@ -240,7 +266,11 @@ async function main(): Promise<number> {
   if (!o) return 0;
   installSignalHandlers();
   const started = now();
-  const env = await openEnv({ privateCluster: o.privateCluster, fromSource: o.fromSource, node: o.benchmarks.includes('latency') });
+  const env = await openEnv({
+    privateCluster: o.privateCluster || o.benchmarks.includes('faults'),
+    fromSource: o.fromSource,
+    node: o.benchmarks.includes('latency'),
+  });
   log(`operator: ${env.operator.describe}; Kubernetes ${env.kubernetesVersion}; benchmarks: ${o.benchmarks.join(', ')}`);
   if (env.operator.kind === 'source') log('note: the operator runs through tsx (slower start, ~90 MB more memory)');
   let failed = false;

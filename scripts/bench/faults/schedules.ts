@@ -12,10 +12,11 @@
  * room for them, and otherwise spreads its share evenly over them; classes a program cannot take
  * (leader election absent) or workloads naming a kind it lacks yield no schedules.
  */
+import type { FaultClass } from './programs/types.js';
 import { deriveSeed, intBetween, mulberry32, pick } from './random.js';
 
-export const FAULT_CLASSES = ['intermediate', 'stale', 'unobserved', 'restart', 'partition', 'overload'] as const;
-export type FaultClass = (typeof FAULT_CLASSES)[number];
+export type { FaultClass };
+export const FAULT_CLASSES: readonly FaultClass[] = ['intermediate', 'stale', 'unobserved', 'restart', 'partition', 'overload'];
 /** Classes that need two replicas contending for a Lease. */
 export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition'];
 
@@ -26,6 +27,8 @@ export const WORKLOADS = {
   mixed: ['Echo', 'ScheduledEcho'],
 } as const satisfies Record<string, readonly Kind[]>;
 export type WorkloadName = keyof typeof WORKLOADS;
+/** What a program makes for each kind. */
+const OWNED = { Echo: 'Job', ScheduledEcho: 'CronJob' } as const;
 export const WORKLOAD_NAMES = Object.keys(WORKLOADS) as WorkloadName[];
 
 /**
@@ -53,7 +56,7 @@ export type Faults =
       class: 'unobserved';
       mode: 'drop' | 'merge';
       drop: number;
-      dropKind?: Kind | 'Job';
+      dropKind?: Kind | 'Job' | 'CronJob';
       mergeMs: number;
       expireAtMs: number;
       expireNextWatches: number;
@@ -162,7 +165,7 @@ export function scheduleFromSeed(id: string, seed: number, program: ProgramTrait
   const { cls, workload, n } = parseId(id);
   if (!classApplies(program, cls)) throw new Error(`${program.name} has no leader election: the ${cls} class does not apply to it`);
   if (!workloadsFor(program).includes(workload)) throw new Error(`${program.name} lacks a kind that workload ${workload} uses`);
-  return { id, seed, program: program.name, class: cls, workload, faults: faultsFor(cls, n, mulberry32(seed), program) };
+  return { id, seed, program: program.name, class: cls, workload, faults: faultsFor(cls, workload, n, mulberry32(seed), program) };
 }
 
 export function parseId(id: string): { cls: FaultClass; workload: WorkloadName; n: number } {
@@ -188,7 +191,7 @@ export function parseReplay(s: string): { id: string; seed: number } {
   return { id: s.slice(0, at), seed };
 }
 
-function faultsFor(cls: FaultClass, n: number, random: () => number, program: ProgramTraits): Faults {
+function faultsFor(cls: FaultClass, workload: WorkloadName, n: number, random: () => number, program: ProgramTraits): Faults {
   switch (cls) {
     case 'intermediate':
       return { class: cls, killAfterWrite: n };
@@ -203,7 +206,8 @@ function faultsFor(cls: FaultClass, n: number, random: () => number, program: Pr
     }
     case 'unobserved': {
       const mode = random() < 0.5 ? 'drop' : 'merge';
-      const dropKind = pick(random, ['Echo', 'ScheduledEcho', 'Job', undefined] as const);
+      // A kind the workload makes (or one its objects own), or any.
+      const dropKind = pick(random, [...WORKLOADS[workload].flatMap((k) => [k, OWNED[k]]), undefined]);
       return {
         class: cls,
         mode,
