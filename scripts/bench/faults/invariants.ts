@@ -73,13 +73,21 @@ export function judge({ trace, records, state }: JudgeInput): Violation[] {
 /**
  * Judges a played schedule: re-reads the final state (and the log) until the converging
  * invariants hold or `workloadEnd + convergenceBoundMs` passes, then returns what is violated.
+ * A read that fails (the API server restarting) is tried again until that deadline, then rejects.
  */
 export async function checkInvariants(trace: Trace): Promise<Violation[]> {
   const rest = new RestClient(loadKubeConfig(trace.adminKubeconfig), { userAgent: 'echoperator-faults-judge' });
   try {
     const deadline = Math.max(Date.now(), trace.workloadEnd + trace.convergenceBoundMs);
     for (;;) {
-      const state = await readFinalState(rest, trace.namespace);
+      let state: FinalState;
+      try {
+        state = await readFinalState(rest, trace.namespace);
+      } catch (err) {
+        if (Date.now() >= deadline) throw err;
+        await new Promise((r) => setTimeout(r, POLL_MS));
+        continue;
+      }
       const violations = judge({ trace, records: readAuditWithObjects(trace.auditLogPath, trace.auditFrom), state });
       const now = Date.now();
       if (!violations.some((v) => CONVERGING.has(v.invariant))) return violations;
