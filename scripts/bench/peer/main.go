@@ -10,6 +10,7 @@
 // WATCH_NAMESPACES (one or more, comma-separated; empty = all), NUM_WORKERS (4), JOB_IMAGE
 // (busybox:1.37), HEALTH_PORT (/readyz answers 200 once the Echo and Job caches synced),
 // METRICS_PORT (controller-runtime's metrics, the names the operator exports too) and LOG_LEVEL.
+// Leader election is off unless LEADER_ELECTION=true (leaderelection.go, for the fault campaign).
 package main
 
 import (
@@ -67,12 +68,14 @@ func main() {
 	// Not a performance setting: lets the audit log tell the peer's requests apart.
 	cfg.UserAgent = "echoperator-peer/controller-runtime"
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: fmt.Sprintf(":%d", envInt("METRICS_PORT", 2112))},
 		HealthProbeBindAddress: fmt.Sprintf(":%d", envInt("HEALTH_PORT", 8081)),
-	})
+	}
+	withLeaderElection(cfg, &opts)
+	mgr, err := ctrl.NewManager(cfg, opts)
 	must(err)
 	ctx := ctrl.SetupSignalHandler()
 	must(mgr.GetFieldIndexer().IndexField(ctx, &batchv1.Job{}, jobOwnerKey, jobOwnerIndex))
