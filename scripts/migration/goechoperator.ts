@@ -80,7 +80,7 @@ export function goChartCrds(): string[] {
 }
 
 /** The Go chart's ClusterRole for HA off, as its templates/rbac/clusterrole.yaml renders it, plus finalizers. */
-function goClusterRole(): object {
+export function goClusterRole(): object {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
