@@ -8,9 +8,9 @@
  * User-Agent kept, so the audit log still tells the operator's writes apart. Requests other than
  * the chosen watches pass untouched and at once.
  */
-import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
+import { writeProxyKubeconfig } from '../../scripts/proxykubeconfig.js';
 import { currentKubeconfig, kubeconfig } from './kube.js';
 
 export interface WatchProxy {
@@ -153,18 +153,7 @@ export async function watchProxy(t: { after(fn: () => unknown): void }, options:
   });
   const port = (server.address() as { port: number }).port;
   const path = `${source}.watchproxy-${process.pid}-${port}`;
-  writeFileSync(
-    path,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'proxy', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'proxy', user: {} }],
-      contexts: [{ name: 'proxy', context: { cluster: 'proxy', user: 'proxy', namespace: 'default' } }],
-      'current-context': 'proxy',
-    }),
-    { mode: 0o600 },
-  );
+  writeProxyKubeconfig(path, port);
   return {
     kubeconfig: path,
     delay: (ms) => {
