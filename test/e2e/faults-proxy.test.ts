@@ -10,7 +10,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { once } from 'node:events';
 import { request, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, test, type TestContext } from 'node:test';
 import { startFaultProxy, type FaultProxy, type WatchEvent } from '../../scripts/bench/faults/proxy.js';
 import { isNotFound, type RestClient } from '../../src/kube/index.js';
@@ -121,17 +123,18 @@ function send(
   return { answer, sent };
 }
 
+const portOf = (proxy: FaultProxy): number => Number(new URL(serverOf(proxy)).port);
+
 /**
- * Bytes the kernel holds that the proxy has not read yet on its end of the connection from
- * `clientPort` (Linux /proc/net/tcp: tx_queue:rx_queue); undefined when there is no such
- * connection. 0 means the proxy has read the request: it handles what it reads at once.
+ * Bytes the kernel holds unread on the end of a loopback TCP connection at `localPort` whose peer
+ * is at `remotePort` (Linux /proc/net/tcp: tx_queue:rx_queue); undefined when there is no such
+ * connection. The proxy handles what it reads at once, so 0 on its end means it has the request.
  */
-function unreadByProxy(proxy: FaultProxy, clientPort: number): number | undefined {
-  const hex = (port: number | string): string => Number(port).toString(16).toUpperCase().padStart(4, '0');
-  const proxyPort = hex(new URL(serverOf(proxy)).port);
+function unread(localPort: number, remotePort: number): number | undefined {
+  const hex = (port: number): string => port.toString(16).toUpperCase().padStart(4, '0');
   for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
     const [, local, remote, , queues] = line.trim().split(/\s+/);
-    if (local?.endsWith(`:${proxyPort}`) && remote?.endsWith(`:${hex(clientPort)}`)) return parseInt(queues!.split(':')[1]!, 16);
+    if (local?.endsWith(`:${hex(localPort)}`) && remote?.endsWith(`:${hex(remotePort)}`)) return parseInt(queues!.split(':')[1]!, 16);
   }
   return undefined;
 }
@@ -264,6 +267,27 @@ test('writes() counts the answered writes in order, leaving out Leases and Event
       { seq: 3, verb: 'DELETE', path: `${ECHOS}/counted`, status: 403 },
     ],
   );
+});
+
+test('onWrite runs before a byte of the answer reaches the client', async (t) => {
+  const proxy = await proxyFor(t, 'r0');
+  // A client that reads nothing until told: whatever the proxy sends it waits in the kernel, countable.
+  const client = connect(portOf(proxy), '127.0.0.1');
+  t.after(() => client.destroy());
+  client.pause();
+  await within('the connection', once(client, 'connect'), DEADLINE_MS);
+  const clientPort = client.localPort!;
+  const unreadAtCallback: (number | undefined)[] = [];
+  proxy.onWrite(() => unreadAtCallback.push(unread(clientPort, portOf(proxy))));
+  const body = JSON.stringify(echo('answered-after-callback'));
+  client.write(
+    `POST ${ECHOS} HTTP/1.1\r\nHost: proxy\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  await eventually('the answer to reach the client', () => (unread(clientPort, portOf(proxy)) ?? 0) > 0, DEADLINE_MS);
+  assert.deepEqual(unreadAtCallback, [0]);
+  client.resume();
+  const [head] = (await within('the answer', once(client, 'data'), DEADLINE_MS)) as [Buffer];
+  assert.match(head.toString('latin1'), /^HTTP\/1\.1 201 /);
 });
 
 test('onWrite runs once the server answered and before the client has the answer: a client killed there never sees it', async (t) => {
@@ -457,7 +481,7 @@ test('silence freezes open requests and holds new ones until restore, which cuts
   const held = send(proxy, 'GET', ECHOS);
   held.answer.catch(() => undefined);
   const clientPort = await within('the new request to be sent', held.sent, DEADLINE_MS);
-  await eventually('the proxy to read the new request', () => unreadByProxy(proxy, clientPort) === 0, DEADLINE_MS);
+  await eventually('the proxy to read the new request', () => unread(portOf(proxy), clientPort) === 0, DEADLINE_MS);
 
   proxy.restore();
   await assert.rejects(within('the frozen write', write, DEADLINE_MS), /socket hang up|ECONNRESET/);
