@@ -174,6 +174,13 @@ function workQueueMetrics(registry: Registry): WorkQueueMetricsProvider {
     registers,
   });
   const retries = byName.counter('workqueue_retries_total', 'Total number of retries handled by workqueue');
+  // Ours (neither client-go nor controller-runtime has it): the keys waiting out a backoff or a
+  // requeue-after, which workqueue_depth leaves out; with depth and in-flight work at 0 it says
+  // that no retry is still due.
+  const delayedDepth = byName.gauge(
+    'workqueue_delayed_depth',
+    'Current number of keys waiting out a delay (a retry backoff or a requeue-after) before they are added to workqueue',
+  );
   // The two in-flight gauges read the queues' probes when scraped (see workqueue/metrics.ts).
   new Gauge({
     name: 'workqueue_unfinished_work_seconds',
@@ -215,12 +222,14 @@ function workQueueMetrics(registry: Registry): WorkQueueMetricsProvider {
       depth.set({ name, priority: '0' }, 0);
       adds.inc(labels, 0);
       retries.inc(labels, 0);
+      delayedDepth.set(labels, 0);
       return {
         setDepth: (keys, priority) => depth.set({ name, priority: String(priority) }, keys),
         incAdds: () => adds.inc(labels),
         observeQueueDuration: (s, priority) => queueDuration.observe({ name, priority: String(priority) }, s),
         observeWorkDuration: (s) => workDuration.observe(labels, s),
         incRetries: () => retries.inc(labels),
+        setDelayedDepth: (keys) => delayedDepth.set(labels, keys),
       };
     },
   };

@@ -6,7 +6,6 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1CronJob, V1Job } from '@kubernetes/client-node';
 import { jobNameFor } from '../../src/controllers/echo/desired.js';
 import { resourcePath } from '../../src/kube/index.js';
@@ -15,7 +14,17 @@ import { ECHOS } from '../../src/api/echo.js';
 import { JOBS } from '../../src/kube/resources.js';
 import { conditionOf, eventually, kubeconfig, kubectl, kubectlOk, listItems, testNamespace } from '../support/kube.js';
 import { installCrds, operatorIn } from '../support/operator.js';
-import { kubeletEscaped, liveJobsByOwner, logEntries, messageOf, metricValue, pool, restClient, restItems } from '../support/faults.js';
+import {
+  controllerWork,
+  kubeletEscaped,
+  liveJobsByOwner,
+  logEntries,
+  messageOf,
+  metricValue,
+  pool,
+  restClient,
+  restItems,
+} from '../support/faults.js';
 import { getEcho } from '../support/runs.js';
 
 const ECHOS_EDITED = 50;
@@ -94,11 +103,19 @@ test(
     // landing in between makes the write conflict (409): an ordinary error, retried with the key's
     // backoff as controller-runtime does (issue 13), but never more than about one per Echo, and
     // no failure condition or Event for it. Other errors stay rare, all stop with the edits, and
-    // no error repeats in the log.
+    // no error repeats in the log. "Stop": the queue drains, with no key waiting out a retry's
+    // backoff, so no reconcile is left to fail; an error loop keeps a key delayed and never drains.
     const metric = (name: string, labels: Record<string, string>) =>
       metricValue(op, name, { controller: 'echo', ...labels }).then((v) => v ?? NaN);
     const errors = await metric('controller_runtime_reconcile_errors_total', {});
-    await sleep(5000);
+    await eventually(
+      'the echo queue to drain: nothing queued, in flight or waiting to be retried',
+      async () => {
+        const work = await controllerWork(op, 'echo');
+        return work.idle && work.delayed === 0;
+      },
+      60_000,
+    );
     const errorsLater = await metric('controller_runtime_reconcile_errors_total', {});
     const logs = await logEntries(op);
     const failed = logs.filter((e) => e.level === 'error' || e.level === 'warn');

@@ -196,17 +196,25 @@ export async function requestsEndedWith(op: OperatorProcess, code: string): Prom
   return metricSample(await scrape(op.metricsPort), 'rest_client_requests_total', { code });
 }
 
-/** One scrape of a controller's work: its reconciles so far, whether no key is queued or in flight, and the whole text. */
+/**
+ * One scrape of a controller's work: its reconciles so far, whether no key is queued or in flight,
+ * how many keys wait out a delay (a retry's backoff, a requeue-after: not in `idle`), and the whole
+ * text. Idle with none delayed means no reconcile is due until the next event.
+ */
 export async function controllerWork(
   op: OperatorProcess,
   controller: string,
-): Promise<{ reconciles: number; idle: boolean; text: string }> {
+): Promise<{ reconciles: number; idle: boolean; delayed: number; text: string }> {
   const text = await scrape(op.metricsPort);
   return {
     reconciles: metricSample(text, 'controller_runtime_reconcile_total', { controller }),
     idle:
       metricSample(text, 'workqueue_depth', { name: controller }) === 0 &&
       metricSample(text, 'controller_runtime_active_workers', { controller }) === 0,
+    // NaN if the series is missing, so that a wait for 0 cannot pass on an operator without it.
+    delayed: text.includes(`workqueue_delayed_depth{name="${controller}"}`)
+      ? metricSample(text, 'workqueue_delayed_depth', { name: controller })
+      : NaN,
     text,
   };
 }

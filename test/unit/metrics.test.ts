@@ -55,7 +55,9 @@ describe('metrics: work queue', () => {
     // In flight for 2 s: computed at scrape time, no tick needed.
     assert.equal(await sample(r, 'workqueue_longest_running_processor_seconds', q), 2);
     assert.equal(await sample(r, 'workqueue_unfinished_work_seconds', q), 2);
+    assert.equal(await sample(r, 'workqueue_delayed_depth', q), 0);
     queue.addRateLimited('ns/a');
+    assert.equal(await sample(r, 'workqueue_delayed_depth', q), 1, 'waiting out its backoff');
     queue.done('ns/a');
     assert.equal(await sample(r, 'workqueue_retries_total', q), 1);
     assert.equal(await sample(r, 'workqueue_work_duration_seconds', q, 'workqueue_work_duration_seconds_count'), 1);
@@ -63,6 +65,8 @@ describe('metrics: work queue', () => {
     assert.equal(await sample(r, 'workqueue_longest_running_processor_seconds', q), 0);
     assert.equal(await sample(r, 'workqueue_work_duration_seconds', { ...q, le: 10 }, 'workqueue_work_duration_seconds_bucket'), 1);
     assert.equal(await sample(r, 'workqueue_work_duration_seconds', { ...q, le: 1 }, 'workqueue_work_duration_seconds_bucket'), 0);
+    await clock.step(5);
+    assert.equal(await sample(r, 'workqueue_delayed_depth', q), 0, 'added once its backoff passed');
     queue.shutDown();
     await flushMicrotasks();
   });
@@ -161,6 +165,7 @@ describe('metrics: leader election and process', () => {
       'workqueue_queue_duration_seconds histogram',
       'workqueue_work_duration_seconds histogram',
       'workqueue_retries_total counter',
+      'workqueue_delayed_depth gauge',
       'workqueue_unfinished_work_seconds gauge',
       'workqueue_longest_running_processor_seconds gauge',
       'leader_election_master_status gauge',

@@ -482,13 +482,14 @@ interface Recorded {
   queueSeconds: number[];
   workSeconds: number[];
   retries: number;
+  delayed: number[];
 }
 
 function recordingProvider(): { provider: WorkQueueMetricsProvider; queues: Recorded[] } {
   const queues: Recorded[] = [];
   const provider: WorkQueueMetricsProvider = {
     forQueue(name, inFlight): WorkQueueMetrics {
-      const r: Recorded = { name, inFlight, depth: [], adds: 0, queueSeconds: [], workSeconds: [], retries: 0 };
+      const r: Recorded = { name, inFlight, depth: [], adds: 0, queueSeconds: [], workSeconds: [], retries: 0, delayed: [] };
       queues.push(r);
       return {
         setDepth: (n) => void r.depth.push(n),
@@ -496,6 +497,7 @@ function recordingProvider(): { provider: WorkQueueMetricsProvider; queues: Reco
         observeQueueDuration: (s) => void r.queueSeconds.push(s),
         observeWorkDuration: (s) => void r.workSeconds.push(s),
         incRetries: () => void r.retries++,
+        setDelayedDepth: (n) => void r.delayed.push(n),
       };
     },
   };
@@ -544,6 +546,24 @@ describe('work queue metrics', () => {
     queue.addAfter('c', 10);
     queue.add('d');
     assert.equal(queues[0]!.retries, 2);
+  });
+
+  it('reports the keys waiting out a delay, apart from the depth, until each is added or dropped', async () => {
+    const clock = new FakeClock();
+    const { provider, queues } = recordingProvider();
+    const queue = newRateLimitingQueue({ name: 'echo', clock, metrics: provider });
+    const m = queues[0]!;
+    queue.addAfter('a', 100);
+    queue.addRateLimited('b');
+    queue.addAfter('a', 50); // already waiting: an earlier deadline, not another key
+    assert.deepEqual(m.delayed, [1, 2]);
+    assert.deepEqual(m.depth, [], 'a delayed key is not in the depth');
+    await clock.step(60);
+    assert.deepEqual(m.delayed, [1, 2, 1, 0], 'b (5 ms backoff) and then a (50 ms) were added at their deadlines');
+    assert.equal(queue.len(), 2);
+    queue.addAfter('c', 1000);
+    queue.shutDown();
+    assert.deepEqual(m.delayed.slice(-2), [1, 0], 'shutting down drops the waiting keys');
   });
 
   it('computes unfinished work and the longest running processor when polled', async () => {

@@ -7,8 +7,9 @@
  *  - A waiting key keeps the highest priority asked for it, and is added with it.
  *  - At its deadline a key is add()ed, so every WorkQueue guarantee (dedup, exclusivity)
  *    applies to it; keys due at the same moment are added in the order they were scheduled.
- *  - Waiting keys are not counted by len(); shutting down (either way) drops them and cancels
- *    the timer, since they would be adds the queue no longer accepts.
+ *  - Waiting keys are not counted by len() nor in workqueue_depth, but in workqueue_delayed_depth;
+ *    shutting down (either way) drops them and cancels the timer, since they would be adds the
+ *    queue no longer accepts.
  *
  * One Clock timer serves all waiting keys, set for the earliest deadline: 10,000 pending
  * retries cost one timer and a heap, not 10,000 timers.
@@ -135,6 +136,7 @@ export class DelayingQueue<K extends string = string> extends WorkQueue<K> {
       const entry: WaitingKey<K> = { key, readyAt, priority, seq: this.nextSeq++, index: -1 };
       this.waitingByKey.set(key, entry);
       this.waiting.push(entry);
+      this.metrics.setDelayedDepth(this.waitingByKey.size);
     }
     this.arm();
   }
@@ -174,6 +176,7 @@ export class DelayingQueue<K extends string = string> extends WorkQueue<K> {
       this.waitingByKey.delete(next.key);
       this.add(next.key, next.priority);
     }
+    this.metrics.setDelayedDepth(this.waitingByKey.size);
     this.arm();
   };
 
@@ -187,5 +190,6 @@ export class DelayingQueue<K extends string = string> extends WorkQueue<K> {
     this.cancelTimer();
     this.waiting.clear();
     this.waitingByKey.clear();
+    this.metrics.setDelayedDepth(0);
   }
 }

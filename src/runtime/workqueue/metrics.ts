@@ -44,6 +44,12 @@ export interface WorkQueueMetrics {
   observeWorkDuration(seconds: number): void;
   /** workqueue_retries_total (counter): keys requeued through addRateLimited. */
   incRetries(): void;
+  /**
+   * workqueue_delayed_depth (gauge, ours): keys waiting out a delay (a retry's backoff, a
+   * requeue-after) before they are added; not in workqueue_depth. 0 with nothing queued or in
+   * flight means the queue is idle until the next event: no retry is still due.
+   */
+  setDelayedDepth(keys: number): void;
 }
 
 /** Creates the hooks for each named queue and keeps its in-flight probe for scrape time. */
@@ -61,6 +67,7 @@ const noopQueueMetrics: WorkQueueMetrics = {
   observeQueueDuration() {},
   observeWorkDuration() {},
   incRetries() {},
+  setDelayedDepth() {},
 };
 
 /** Records nothing: the default, so queues under test and in tools carry no metrics cost. */
