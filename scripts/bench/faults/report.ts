@@ -28,6 +28,8 @@ export interface MutantRecord {
 
 export interface CampaignResult {
   seed: number;
+  /** The command that reruns this campaign. */
+  command: string;
   programs: string[];
   /** Classes asked for; a program without leader election shows n/a for the HA ones. */
   classes: FaultClass[];
@@ -92,7 +94,7 @@ export function campaignMarkdown(r: CampaignResult, timelineCaption: string | un
     '',
     `Run ${r.date} on ${r.machine}; the control plane (etcd, kube-apiserver, kube-controller-manager) runs on the same machine, private to the campaign.`,
     `Campaign seed ${r.seed}; ${r.runs.length} schedules in ${secs(r.durationMs)}. Load average (1/5/15 min) at the start: ${r.loadStart}; at the end: ${r.loadEnd}.`,
-    `Command: \`npm run bench -- faults --seed ${r.seed} --programs ${r.programs.join(',')}\` (see scripts/bench/faults/campaign.ts for the options).`,
+    `Command: \`${r.command}\` (\`npm run bench -- --help\` lists the options).`,
     '',
     'Schedules run and schedules with at least one invariant violation, per class and program (n/a: the class needs leader election, which the program lacks):',
     '',

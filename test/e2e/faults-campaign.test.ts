@@ -1,0 +1,68 @@
+/**
+ * The fault campaign's deterministic sample (issue 35): fixed seeds, two schedules of each fault
+ * class against our operator on a PRIVATE control plane (the restart class restarts its
+ * kube-apiserver), judged by the campaign's invariants from the audit log and the final state;
+ * and one mutant (our operator with a bug re-implanted) against the schedule that catches it, so
+ * the sample proves it can fail. The full campaign is `npm run bench -- faults` (docs/reliability.md).
+ *
+ * Every schedule must end judged (not lost to a runner failure) with zero violations for ours;
+ * a failure prints each violation with its seed and replay command.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { installCrds, openEnv, runCleanups, type BenchEnv } from '../../scripts/bench/common.js';
+import { countWrites, playAll, runnerEnv } from '../../scripts/bench/faults/campaign.js';
+import { programs } from '../../scripts/bench/faults/programs.js';
+import { violationLines } from '../../scripts/bench/faults/report.js';
+import type { RunnerEnv } from '../../scripts/bench/faults/runner.js';
+import { FAULT_CLASSES, makeSchedule, makeSchedules } from '../../scripts/bench/faults/schedules.js';
+
+const SEED = 35;
+const PER_CLASS = 2;
+/** A mutant and a schedule of the campaign of SEED that catches it. */
+const MUTANT = { name: 'mutant:no-index-check', schedule: 'intermediate.echo-basic.2' };
+
+let bench: BenchEnv | undefined;
+let env: RunnerEnv | undefined;
+
+before(async () => {
+  bench = await openEnv({ privateCluster: true });
+  await installCrds(bench);
+  env = runnerEnv(bench, await programs(['echoperator']));
+});
+
+after(async () => {
+  await runCleanups();
+  bench?.rest.close();
+});
+
+const report = (runs: Awaited<ReturnType<typeof playAll>>): string =>
+  runs.flatMap((r) => (r.error ? [`${r.schedule.id}: NOT JUDGED: ${r.error}`] : violationLines(r))).join('\n');
+
+test(`ours: ${PER_CLASS} schedules of each fault class (seed ${SEED}), zero violations`, async () => {
+  const ours = env!.programs.get('echoperator')!;
+  const schedules = makeSchedules({
+    seed: SEED,
+    classes: FAULT_CLASSES,
+    programs: [ours],
+    count: FAULT_CLASSES.length * PER_CLASS,
+    writeCounts: await countWrites(env!, [ours]),
+  });
+  for (const c of FAULT_CLASSES) assert.equal(schedules.filter((s) => s.class === c).length, PER_CLASS, c);
+  const runs = await playAll(schedules, env!);
+  assert.equal(runs.length, schedules.length);
+  const failed = runs.filter((r) => r.error || r.violations.length);
+  assert.deepEqual(
+    failed.map((r) => r.schedule.id),
+    [],
+    `schedules with violations or not judged:\n${report(failed)}`,
+  );
+});
+
+test(`the mutant ${MUTANT.name} is caught by ${MUTANT.schedule} (seed ${SEED})`, async () => {
+  const [mutant] = await programs([MUTANT.name]);
+  env!.programs.set(mutant!.name, mutant!);
+  const runs = await playAll([makeSchedule(MUTANT.schedule, SEED, mutant!)], env!);
+  assert.equal(runs[0]?.error, undefined, report(runs));
+  assert.ok(runs[0]!.violations.length >= 1, `the mutant passed ${MUTANT.schedule}: the campaign cannot see its bug`);
+});
