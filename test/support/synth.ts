@@ -1,14 +1,18 @@
 /**
  * `npm run synth` (infra/main.ts) as a user runs it, into a temporary folder: its exit status,
- * what it printed, and the objects of echoperator.k8s.yaml when it succeeded.
+ * what it printed, and the objects of echoperator.k8s.yaml when it succeeded. runSynth starts a
+ * process per run; runSynthInSharedProcess runs it in one process kept for the test file
+ * (synth-process.ts), which pays cdk8s's import once instead of per run.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { Manifest } from '../../infra/chart.js';
+import { within } from './eventually.js';
+import type { SynthReply, SynthRequest } from './synth-process.js';
 
 export interface SynthRun {
   status: number | null;
@@ -23,17 +27,95 @@ export interface SynthRun {
  * argument is that folder. ECHOPERATOR_HA is unset, so only the arguments decide.
  */
 export function runSynth(t: TestContext, args: string[], files: Record<string, string> = {}): SynthRun {
-  const dir = mkdtempSync(join(tmpdir(), 'echoperator-synth-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  const dir = runFolder(t, files);
   const out = join(dir, 'out');
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'infra/main.ts', ...args.map((a) => a.replaceAll('{dir}', dir))], {
     encoding: 'utf8',
     env: { ...process.env, CDK8S_OUTDIR: out, ECHOPERATOR_HA: '' },
-    timeout: 60_000,
+    timeout: RUN_TIMEOUT_MS,
   });
   const written = join(out, 'echoperator.k8s.yaml');
-  const objects =
-    r.status === 0 && existsSync(written) ? parseAllDocuments(readFileSync(written, 'utf8')).map((d) => d.toJSON() as Manifest) : [];
+  const objects = r.status === 0 && existsSync(written) ? manifests(readFileSync(written, 'utf8')) : [];
   return { status: r.status, stdout: r.stdout, stderr: r.stderr, objects };
+}
+
+/**
+ * As runSynth, in the process this test file shares for its runs (started by the first call,
+ * ending with the file): the same module run with the same arguments, environment and folder
+ * layout, without a process start per run. For the CLI's own process behaviour use runSynth.
+ */
+export async function runSynthInSharedProcess(t: TestContext, args: string[], files: Record<string, string> = {}): Promise<SynthRun> {
+  const dir = runFolder(t, files);
+  const request: SynthRequest = { args: args.map((a) => a.replaceAll('{dir}', dir)) };
+  const reply = await within(`synth ${request.args.join(' ')}`, sharedProcess().ask(request), RUN_TIMEOUT_MS);
+  return { status: reply.status, stdout: reply.stdout, stderr: reply.stderr, objects: reply.written ? manifests(reply.written) : [] };
+}
+
+const RUN_TIMEOUT_MS = 60_000;
+
+/** A temporary folder for one run, with `files` written into it; removed after the test. */
+function runFolder(t: TestContext, files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'echoperator-synth-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+function manifests(yaml: string): Manifest[] {
+  return parseAllDocuments(yaml).map((d) => d.toJSON() as Manifest);
+}
+
+interface SharedProcess {
+  ask(request: SynthRequest): Promise<SynthReply>;
+}
+
+let shared: SharedProcess | undefined;
+
+/**
+ * The file's synth process. Requests go one at a time; while none is pending the child does not
+ * keep this process alive, and it exits when this one does (its IPC channel closes).
+ */
+function sharedProcess(): SharedProcess {
+  if (shared) return shared;
+  const out = mkdtempSync(join(tmpdir(), 'echoperator-synth-out-'));
+  process.on('exit', () => rmSync(out, { recursive: true, force: true }));
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'test/support/synth-process.ts'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, CDK8S_OUTDIR: out, ECHOPERATOR_HA: '' },
+  });
+  const idle = (): void => {
+    child.unref();
+    child.channel?.unref();
+  };
+  idle();
+  let last: Promise<unknown> = Promise.resolve();
+  const ask = (request: SynthRequest): Promise<SynthReply> =>
+    new Promise<SynthReply>((resolve, reject) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        reject(new Error(`the synth process ended (${child.exitCode ?? child.signalCode})`));
+        return;
+      }
+      const ended = (code: number | null, signal: string | null): void =>
+        reject(new Error(`the synth process ended (${code ?? signal}) before answering`));
+      child.once('exit', ended);
+      child.once('message', (reply: SynthReply) => {
+        child.off('exit', ended);
+        idle();
+        resolve(reply);
+      });
+      child.ref();
+      child.channel?.ref();
+      child.send(request);
+    });
+  shared = {
+    ask: (request) => {
+      const answer = last.then(
+        () => ask(request),
+        () => ask(request),
+      );
+      last = answer;
+      return answer;
+    },
+  };
+  return shared;
 }

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import type { V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
 import { applySetArgument, mergeValues, SetValuesError } from '../../infra/set-values.js';
 import { manifestsOf } from '../support/manifests.js';
-import { runSynth } from '../support/synth.js';
+import { runSynth, runSynthInSharedProcess } from '../support/synth.js';
 
 describe("--set in Helm's syntax", () => {
   const set = (expression: string, base: Record<string, unknown> = {}): Record<string, unknown> => applySetArgument(base, expression);
@@ -69,8 +69,11 @@ describe("--set in Helm's syntax", () => {
   });
 });
 
+/** The other cases share one process for their runs (cdk8s's import, once); --help above has its own. */
+const synth = runSynthInSharedProcess;
+
 describe('npm run synth, the command line', () => {
-  it('--help prints the usage, exits 0 and writes nothing', (t) => {
+  it('--help prints the usage, exits 0 and writes nothing (a process of its own)', (t) => {
     const r = runSynth(t, ['--help']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^Usage: synth \[options\]/);
@@ -78,67 +81,76 @@ describe('npm run synth, the command line', () => {
     assert.equal(r.objects.length, 0);
   });
 
-  it('refuses an unknown option or argument with exit 1, writing nothing', (t) => {
+  it('refuses an unknown option or argument with exit 1, writing nothing', async (t) => {
     for (const args of [['--bogus'], ['values.yaml'], ['--set']]) {
-      const r = runSynth(t, args);
+      const r = await synth(t, args);
       assert.equal(r.status, 1, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /^error: /, args.join(' '));
       assert.equal(r.objects.length, 0);
     }
   });
 
-  it('--set ha.enabled=true synthesizes the HA install', (t) => {
-    const r = runSynth(t, ['--set', 'ha.enabled=true']);
+  it('--set ha.enabled=true synthesizes the HA install', async (t) => {
+    const r = await synth(t, ['--set', 'ha.enabled=true']);
     assert.equal(r.status, 0, r.stderr);
     assert.equal(manifestsOf<V1Deployment>(r.objects, 'Deployment')[0]?.spec?.replicas, 3);
     assert.equal(manifestsOf(r.objects, 'PodDisruptionBudget').length, 1);
   });
 
-  it("--release-name names the objects as Helm's scaffold does, and labels them with the instance", (t) => {
-    const named = (release: string): { name?: string; labels?: Record<string, string> } => {
-      const r = runSynth(t, ['--release-name', release]);
+  it("--release-name names the objects as Helm's scaffold does, and labels them with the instance", async (t) => {
+    const named = async (release: string): Promise<{ name?: string; labels?: Record<string, string> }> => {
+      const r = await synth(t, ['--release-name', release]);
       assert.equal(r.status, 0, r.stderr);
       const metadata = manifestsOf<V1Deployment>(r.objects, 'Deployment')[0]?.metadata;
       assert.equal(manifestsOf<V1ConfigMap>(r.objects, 'ConfigMap')[0]?.metadata?.name, `${metadata?.name}-config`);
       return { name: metadata?.name, labels: metadata?.labels };
     };
-    const teamA = named('team-a');
+    const teamA = await named('team-a');
     assert.equal(teamA.name, 'team-a-echoperator');
     assert.equal(teamA.labels?.['app.kubernetes.io/instance'], 'team-a');
     assert.equal(teamA.labels?.['app.kubernetes.io/name'], 'echoperator');
     // A release name holding the chart's name is the objects' name as it is.
-    assert.equal(named('my-echoperator').name, 'my-echoperator');
-    const refused = runSynth(t, ['--release-name', 'Team_A']);
+    assert.equal((await named('my-echoperator')).name, 'my-echoperator');
+    const refused = await synth(t, ['--release-name', 'Team_A']);
     assert.equal(refused.status, 1);
     assert.match(refused.stderr, /the release name must be at most 53 lower-case letters, digits, '-' and '\.'.*"Team_A"/);
     assert.equal(refused.objects.length, 0);
-    assert.match(runSynth(t, ['--help']).stdout, /--release-name <name>/);
+    assert.match((await synth(t, ['--help'])).stdout, /--release-name <name>/);
   });
 
-  it('merges -f files in order, then --set, then --set-string; refuses the result as a whole', (t) => {
+  it('merges -f files in order, then --set, then --set-string; refuses the result as a whole', async (t) => {
     const files = { 'a.yaml': 'numWorkers: 8\nlogLevel: debug\n', 'b.yaml': 'logLevel: warn\n' };
-    const settings = (args: string[]): Record<string, string> | undefined => {
-      const r = runSynth(t, args, files);
+    const settings = async (args: string[]): Promise<Record<string, string> | undefined> => {
+      const r = await synth(t, args, files);
       assert.equal(r.status, 0, r.stderr);
       return manifestsOf<V1ConfigMap>(r.objects, 'ConfigMap')[0]?.data;
     };
-    const merged = settings(['-f', '{dir}/a.yaml', '-f', '{dir}/b.yaml']);
+    const merged = await settings(['-f', '{dir}/a.yaml', '-f', '{dir}/b.yaml']);
     assert.equal(merged?.NUM_WORKERS, '8');
     assert.equal(merged?.LOG_LEVEL, 'warn');
-    const set = settings(['-f', '{dir}/a.yaml', '--values', '{dir}/b.yaml', '--set', 'numWorkers=2', '--set-string', 'logLevel=error']);
+    const set = await settings([
+      '-f',
+      '{dir}/a.yaml',
+      '--values',
+      '{dir}/b.yaml',
+      '--set',
+      'numWorkers=2',
+      '--set-string',
+      'logLevel=error',
+    ]);
     assert.equal(set?.NUM_WORKERS, '2');
     assert.equal(set?.LOG_LEVEL, 'error');
-    const refused = runSynth(t, ['-f', '{dir}/a.yaml', '--set', 'numWorkers=0'], files);
+    const refused = await synth(t, ['-f', '{dir}/a.yaml', '--set', 'numWorkers=0'], files);
     assert.equal(refused.status, 1);
     assert.match(refused.stderr, /numWorkers: must be an integer of at least 1, got 0/);
     // A rule across values (the construct's) is worded with the values' keys, not the props'.
-    const lease = runSynth(t, ['--set', 'ha.leaderElection.leaseDurationSeconds=10,ha.leaderElection.renewDeadlineSeconds=10']);
+    const lease = await synth(t, ['--set', 'ha.leaderElection.leaseDurationSeconds=10,ha.leaderElection.renewDeadlineSeconds=10']);
     assert.equal(lease.status, 1);
     assert.match(
       lease.stderr,
       /--set: ha\.leaderElection\.leaseDurationSeconds \(10\) must be greater than ha\.leaderElection\.renewDeadlineSeconds \(10\)/,
     );
-    const typo = runSynth(t, ['--set', 'ha.enable=true']);
+    const typo = await synth(t, ['--set', 'ha.enable=true']);
     assert.equal(typo.status, 1);
     assert.match(typo.stderr, /unknown key ha\.enable/);
   });

@@ -17,7 +17,7 @@ import type { Manifest } from '../../infra/chart.js';
 import { VALUES_SCHEMA_FILE } from '../../infra/values-schema.js';
 import { helmNames, parseValues, ValuesError } from '../../infra/values.js';
 import { manifestsOf } from '../support/manifests.js';
-import { runSynth, type SynthRun } from '../support/synth.js';
+import { runSynthInSharedProcess, type SynthRun } from '../support/synth.js';
 
 const GO_VALUES_FILE = 'test/fixtures/go-chart/values.yaml';
 /** sha256 of the file as published: the fixture must stay byte for byte the Go chart's. */
@@ -27,9 +27,9 @@ const GO_VALUES = readFileSync(GO_VALUES_FILE, 'utf8');
 const OUR_IMAGE = 'image: {repository: registry.example/echoperator-ts}\n';
 
 /** `npm run synth -- -f <the Go chart's values.yaml> [-f overlay.yaml] [args]`. */
-function synthGo(t: TestContext, overlay?: string, args: string[] = []): SynthRun {
+function synthGo(t: TestContext, overlay?: string, args: string[] = []): Promise<SynthRun> {
   const files: Record<string, string> = overlay === undefined ? {} : { 'overlay.yaml': overlay };
-  return runSynth(t, ['-f', GO_VALUES_FILE, ...(overlay === undefined ? [] : ['-f', '{dir}/overlay.yaml']), ...args], files);
+  return runSynthInSharedProcess(t, ['-f', GO_VALUES_FILE, ...(overlay === undefined ? [] : ['-f', '{dir}/overlay.yaml']), ...args], files);
 }
 
 function installed(r: SynthRun): { deployment: V1Deployment; settings: Record<string, string>; objects: Manifest[] } {
@@ -47,12 +47,12 @@ describe("the Go echoperator chart's values.yaml", () => {
     assert.equal(createHash('sha256').update(readFileSync(GO_VALUES_FILE)).digest('hex'), GO_VALUES_SHA256);
   });
 
-  it('alone is refused: its image is the Go operator, and (that fixed) its ServiceMonitor could not verify the certificate', (t) => {
-    const goImage = synthGo(t);
+  it('alone is refused: its image is the Go operator, and (that fixed) its ServiceMonitor could not verify the certificate', async (t) => {
+    const goImage = await synthGo(t);
     assert.equal(goImage.status, 1);
     assert.match(goImage.stderr, /image\.repository mmontes11\/echoperator is the Go echoperator's image/);
     assert.equal(goImage.objects.length, 0);
-    const r = synthGo(t, OUR_IMAGE);
+    const r = await synthGo(t, OUR_IMAGE);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /monitoring\.enabled: without metrics\.certSecret/);
     assert.match(r.stderr, /Set metrics\.certSecret to a kubernetes\.io\/tls Secret/);
@@ -62,10 +62,10 @@ describe("the Go echoperator chart's values.yaml", () => {
     assert.ok(validate(parse(GO_VALUES + 'metrics: {certSecret: tls}\n')), JSON.stringify(validate.errors));
   });
 
-  it('with monitoring.insecureSkipVerify: true synthesizes, each Go key where its chart put it', (t) => {
+  it('with monitoring.insecureSkipVerify: true synthesizes, each Go key where its chart put it', async (t) => {
     const overlay = `monitoring: {insecureSkipVerify: true}\n${OUR_IMAGE}`;
     assert.ok(validate({ ...(parse(GO_VALUES) as object), ...(parse(overlay) as object) }), JSON.stringify(validate.errors));
-    const { deployment, settings, objects } = installed(synthGo(t, overlay));
+    const { deployment, settings, objects } = installed(await synthGo(t, overlay));
     // ha.enabled + ha.replicaCount, ha.leaderElection.*
     assert.equal(deployment.spec!.replicas, 3);
     assert.equal(settings.HA_ENABLED, 'true');
@@ -97,17 +97,17 @@ describe("the Go echoperator chart's values.yaml", () => {
     assert.equal(deployment.spec!.template.spec!.nodeSelector, undefined);
   });
 
-  it('with metrics.certSecret (and the ServiceMonitor beside it) synthesizes; a certSecret alone names the namespace rule', (t) => {
-    const alone = synthGo(t, `metrics: {certSecret: echoperator-metrics-tls}\n${OUR_IMAGE}`);
+  it('with metrics.certSecret (and the ServiceMonitor beside it) synthesizes; a certSecret alone names the namespace rule', async (t) => {
+    const alone = await synthGo(t, `metrics: {certSecret: echoperator-metrics-tls}\n${OUR_IMAGE}`);
     assert.equal(alone.status, 1);
     assert.match(alone.stderr, /monitoring\.namespace must be the install's namespace \(echoperator\) with metrics\.certSecret/);
     const { objects } = installed(
-      synthGo(t, `metrics: {certSecret: echoperator-metrics-tls}\nmonitoring: {namespace: echoperator}\n${OUR_IMAGE}`),
+      await synthGo(t, `metrics: {certSecret: echoperator-metrics-tls}\nmonitoring: {namespace: echoperator}\n${OUR_IMAGE}`),
     );
     assert.equal(manifestsOf(objects, 'ServiceMonitor')[0]?.metadata.namespace, 'echoperator');
   });
 
-  it('every Go key set to something else lands where it should', (t) => {
+  it('every Go key set to something else lands where it should', async (t) => {
     const overlay = `
 nameOverride: echo
 image: {repository: registry.example.com/echoperator, tag: v1.2.3, pullPolicy: Always}
@@ -123,7 +123,7 @@ resources: {requests: {cpu: 100m, memory: 256Mi}, limits: {memory: 1Gi}}
 nodeSelector: {kubernetes.io/os: linux}
 `;
     assert.ok(validate(parse(overlay)), JSON.stringify(validate.errors));
-    const { deployment, settings, objects } = installed(synthGo(t, overlay, ['--release-name', 'team-a']));
+    const { deployment, settings, objects } = installed(await synthGo(t, overlay, ['--release-name', 'team-a']));
     assert.equal(deployment.metadata!.name, 'team-a-echo');
     assert.equal(deployment.metadata!.labels!['app.kubernetes.io/name'], 'echo');
     assert.equal(deployment.metadata!.labels!['app.kubernetes.io/instance'], 'team-a');
@@ -150,7 +150,7 @@ nodeSelector: {kubernetes.io/os: linux}
       [['1m', '/stats']],
     );
     // fullnameOverride wins over the release name and nameOverride.
-    const full = installed(synthGo(t, `${overlay}fullnameOverride: ops-echo\n`, ['--release-name', 'team-a']));
+    const full = installed(await synthGo(t, `${overlay}fullnameOverride: ops-echo\n`, ['--release-name', 'team-a']));
     assert.equal(full.deployment.metadata!.name, 'ops-echo');
     assert.equal(full.settings.NUM_WORKERS, '8');
   });

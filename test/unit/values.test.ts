@@ -23,7 +23,7 @@ import {
 import { VALUES_SCHEMA_FILE, valuesJsonSchemaText } from '../../infra/values-schema.js';
 import { parseValues, ValuesError } from '../../infra/values.js';
 import { manifestsOf } from '../support/manifests.js';
-import { runSynth } from '../support/synth.js';
+import { runSynthInSharedProcess } from '../support/synth.js';
 
 /** Every new key, as a Helm user writes it. */
 const POD_VALUES = `
@@ -63,9 +63,9 @@ function deployment(objects: Manifest[]): V1Deployment {
   return d;
 }
 
-/** Runs `npm run synth -- -f <values>` (infra/main.ts) into a temporary folder. */
-function synth(t: TestContext, values: string): { status: number | null; stderr: string; objects: Manifest[] } {
-  return runSynth(t, ['-f', '{dir}/values.yaml'], { 'values.yaml': values });
+/** Runs `npm run synth -- -f <values>` (infra/main.ts) into a temporary folder, in the file's synth process. */
+function synth(t: TestContext, values: string): Promise<{ status: number | null; stderr: string; objects: Manifest[] }> {
+  return runSynthInSharedProcess(t, ['-f', '{dir}/values.yaml'], { 'values.yaml': values });
 }
 
 describe('values.schema.json', () => {
@@ -243,8 +243,8 @@ describe('values.schema.json is as strict as the synth', () => {
 });
 
 describe('the pod settings Helm users expect', () => {
-  it('npm run synth with each new key in a values file puts it on the pod template', { timeout: 60_000 }, (t) => {
-    const { status, stderr, objects } = synth(t, POD_VALUES);
+  it('npm run synth with each new key in a values file puts it on the pod template', { timeout: 60_000 }, async (t) => {
+    const { status, stderr, objects } = await synth(t, POD_VALUES);
     assert.equal(status, 0, stderr);
     // The values file as written, to compare with the pod template field by field.
     const values = parse(POD_VALUES) as Record<'nodeSelector' | 'tolerations' | 'affinity' | 'extraEnv', unknown>;
@@ -287,14 +287,14 @@ describe('the pod settings Helm users expect', () => {
     assert.deepEqual(policies(withPod.objects), policies(plain.objects));
   });
 
-  it('a wrongly shaped value fails npm run synth naming the key', { timeout: 60_000 }, (t) => {
-    const r = synth(t, 'tolerations: [{key: dedicated, effect: Sometimes}]\n');
+  it('a wrongly shaped value fails npm run synth naming the key', { timeout: 60_000 }, async (t) => {
+    const r = await synth(t, 'tolerations: [{key: dedicated, effect: Sometimes}]\n');
     assert.equal(r.status, 1);
     assert.match(
       r.stderr,
       /synth failed: .*values\.yaml: tolerations\[0\]\.effect must be one of NoSchedule, PreferNoSchedule, NoExecute, got "Sometimes"/,
     );
-    const e = synth(t, 'extraEnv: [{name: NAMESPACE, value: other}]\n');
+    const e = await synth(t, 'extraEnv: [{name: NAMESPACE, value: other}]\n');
     assert.equal(e.status, 1);
     assert.match(e.stderr, /extraEnv\[0\]\.name NAMESPACE is set by the install itself/);
   });
