@@ -114,7 +114,11 @@ async function main(): Promise<void> {
     if (left.length) code ||= 1;
   }
   // After the main run, not beside it: the e2e tier's timing-sensitive cases keep the machine.
-  if (files.some(isUnit) && !stopLines.signal.aborted) code ||= await unitTierOnLines(files.filter(isUnit), stopLines.signal);
+  // Run even when the main run failed (a plain `code ||= await ...` would skip it): both results count.
+  if (files.some(isUnit) && !stopLines.signal.aborted) {
+    const lines = await unitTierOnLines(files.filter(isUnit), stopLines.signal);
+    code ||= lines;
+  }
   process.stdout.write(await summary, () => process.exit(code));
 }
 
