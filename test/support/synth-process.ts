@@ -9,29 +9,16 @@
  * Why: importing cdk8s and the construct costs ~2 s of CPU per process, and the values and CLI
  * tests synthesize dozens of times; here that import is paid once per test file.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-
-/** What the parent sends: the arguments after `npm run synth --`. */
-export interface SynthRequest {
-  args: string[];
-}
-
-/** What the child answers: as a process's exit status and output, plus the objects' file. */
-export interface SynthReply {
-  status: number;
-  stdout: string;
-  stderr: string;
-  /** echoperator.k8s.yaml as written, '' when the run wrote nothing. */
-  written: string;
-}
+import { folderFiles, type SynthReply, type SynthRequest } from './synth.js';
 
 const MAIN = resolve('infra/main.ts');
 const outdir = process.env.CDK8S_OUTDIR;
 let runs = 0;
 
-async function run({ args }: SynthRequest): Promise<SynthReply> {
+async function run({ args, env = {} }: SynthRequest): Promise<SynthReply> {
   if (!outdir) throw new Error('CDK8S_OUTDIR is not set');
   rmSync(outdir, { recursive: true, force: true });
   const out: string[] = [];
@@ -43,6 +30,8 @@ async function run({ args }: SynthRequest): Promise<SynthReply> {
   stderr.write = (chunk: string | Uint8Array) => err.push(String(chunk)) > 0;
   process.exitCode = undefined;
   process.argv = [process.execPath, MAIN, ...args];
+  const envBefore = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
+  Object.assign(process.env, env);
   try {
     // A new query is a new module instance: its top level (parse argv, synthesize) runs again.
     await import(`${pathToFileURL(MAIN).href}?run=${++runs}`);
@@ -53,12 +42,14 @@ async function run({ args }: SynthRequest): Promise<SynthReply> {
   } finally {
     stdout.write = writeOut;
     stderr.write = writeErr;
+    for (const [name, value] of Object.entries(envBefore)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   }
   const status = Number(process.exitCode ?? 0);
   process.exitCode = 0;
-  const file = join(outdir, 'echoperator.k8s.yaml');
-  const written = status === 0 && existsSync(file) ? readFileSync(file, 'utf8') : '';
-  return { status, stdout: out.join(''), stderr: err.join(''), written };
+  return { status, stdout: out.join(''), stderr: err.join(''), files: status === 0 ? folderFiles(outdir) : {} };
 }
 
 let served = Promise.resolve();

@@ -5,14 +5,13 @@
  * (synth-process.ts), which pays cdk8s's import once instead of per run.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { Manifest } from '../../infra/chart.js';
 import { within } from './eventually.js';
-import type { SynthReply, SynthRequest } from './synth-process.js';
 
 export interface SynthRun {
   status: number | null;
@@ -20,6 +19,8 @@ export interface SynthRun {
   stderr: string;
   /** The objects written, [] when nothing was. */
   objects: Manifest[];
+  /** The files written (name -> text): the CRDs' and the install's. */
+  files: Record<string, string>;
 }
 
 /**
@@ -34,9 +35,12 @@ export function runSynth(t: TestContext, args: string[], files: Record<string, s
     env: { ...process.env, CDK8S_OUTDIR: out, ECHOPERATOR_HA: '' },
     timeout: RUN_TIMEOUT_MS,
   });
-  const written = join(out, 'echoperator.k8s.yaml');
-  const objects = r.status === 0 && existsSync(written) ? manifests(readFileSync(written, 'utf8')) : [];
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, objects };
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, ...written(r.status === 0 ? folderFiles(out) : {}) };
+}
+
+/** The files in dir (name -> text); none when it does not exist. */
+export function folderFiles(dir: string): Record<string, string> {
+  return existsSync(dir) ? Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name), 'utf8')])) : {};
 }
 
 /**
@@ -44,11 +48,16 @@ export function runSynth(t: TestContext, args: string[], files: Record<string, s
  * ending with the file): the same module run with the same arguments, environment and folder
  * layout, without a process start per run. For the CLI's own process behaviour use runSynth.
  */
-export async function runSynthInSharedProcess(t: TestContext, args: string[], files: Record<string, string> = {}): Promise<SynthRun> {
+export async function runSynthInSharedProcess(
+  t: TestContext,
+  args: string[],
+  files: Record<string, string> = {},
+  env: Record<string, string> = {},
+): Promise<SynthRun> {
   const dir = runFolder(t, files);
-  const request: SynthRequest = { args: args.map((a) => a.replaceAll('{dir}', dir)) };
+  const request: SynthRequest = { args: args.map((a) => a.replaceAll('{dir}', dir)), env };
   const reply = await within(`synth ${request.args.join(' ')}`, sharedProcess().ask(request), RUN_TIMEOUT_MS);
-  return { status: reply.status, stdout: reply.stdout, stderr: reply.stderr, objects: reply.written ? manifests(reply.written) : [] };
+  return { status: reply.status, stdout: reply.stdout, stderr: reply.stderr, ...written(reply.files) };
 }
 
 const RUN_TIMEOUT_MS = 60_000;
@@ -61,8 +70,26 @@ function runFolder(t: TestContext, files: Record<string, string>): string {
   return dir;
 }
 
-function manifests(yaml: string): Manifest[] {
-  return parseAllDocuments(yaml).map((d) => d.toJSON() as Manifest);
+/** The files, and the objects of echoperator.k8s.yaml among them. */
+function written(files: Record<string, string>): { objects: Manifest[]; files: Record<string, string> } {
+  const install = files['echoperator.k8s.yaml'];
+  return { objects: install === undefined ? [] : parseAllDocuments(install).map((d) => d.toJSON() as Manifest), files };
+}
+
+/** What runSynthInSharedProcess sends its process: the arguments after `npm run synth --`. */
+export interface SynthRequest {
+  args: string[];
+  /** Set for this run only (ECHOPERATOR_HA, say). */
+  env?: Record<string, string>;
+}
+
+/** What that process answers: as a process's exit status and output, plus the objects' file. */
+export interface SynthReply {
+  status: number;
+  stdout: string;
+  stderr: string;
+  /** The files written (name -> text), none when the run failed. */
+  files: Record<string, string>;
 }
 
 interface SharedProcess {
