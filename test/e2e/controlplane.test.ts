@@ -93,7 +93,7 @@ test('cluster exec tears down the control plane it started, on exit and on SIGTE
     assert.ok(pids.every(alive), 'the control plane runs while the command does');
     if (how === 'SIGTERM') child.kill('SIGTERM');
     await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('close', resolve)));
-    for (let i = 0; i < 50 && pids.some(alive); i++) await sleep(100);
+    for (let i = 0; i < 50 && pids.some(alive); i++) await sleep(100); // a poll: at most 5 s, then the assertion below fails
     assert.deepEqual(pids.filter(alive), [], `no process of the control plane survives (${how})`);
   }
 });

@@ -28,7 +28,7 @@ async function listening(limits: Partial<ConnectionLimits>, tls?: TlsPair): Prom
   const listener = new HttpListener(
     (req, res) => {
       const delayMs = Number(new URL(req.url ?? '/', 'http://test').searchParams.get('delay') ?? 0);
-      setTimeout(() => res.end('ok'), delayMs);
+      setTimeout(() => res.end('ok'), delayMs); // a slow handler, on request: the workload, not a wait
     },
     tls,
     limits,

@@ -47,7 +47,7 @@ describe('exec credential plugins', () => {
       (err: ApiError) => err.code === 0 && /timed out after 200 ms/.test(err.message),
     );
     const stop = new AbortController();
-    setTimeout(() => stop.abort(new Error('stopping')), 100);
+    setTimeout(() => stop.abort(new Error('stopping')), 100); // the caller gives up while the plugin hangs: any moment will do
     await assert.rejects(rest.request('GET', '/api', { signal: stop.signal }), (err: ApiError) => err.code === 0);
   });
 
