@@ -166,7 +166,7 @@ export async function faultCampaign(bench: BenchEnv, o: CampaignOptions): Promis
     );
     return undefined;
   }
-  const counts = o.classes.includes('intermediate') || o.mutants ? await countWrites(env, programs) : {};
+  const counts = o.classes.includes('intermediate') ? await countWrites(env, programs) : {};
   const schedules = makeSchedules({ seed: o.seed, classes: o.classes, programs, count: o.schedules, writeCounts: counts });
   log(
     `${schedules.length} schedules: ${programs.map((p) => `${p.name} ${schedules.filter((s) => s.program === p.name).length}`).join(', ')}`,
@@ -178,9 +178,10 @@ export async function faultCampaign(bench: BenchEnv, o: CampaignOptions): Promis
     for (const m of mutantPrograms) env.programs.set(m.name, m);
     // A mutant's clean run is ours (its bug shows under faults only), so ours' K serves when measured.
     const ours = counts.echoperator;
-    const mutantCounts: WriteCounts = ours
-      ? Object.fromEntries(mutantPrograms.map((m) => [m.name, ours]))
-      : await countWrites(env, mutantPrograms);
+    const mutantCounts: WriteCounts =
+      ours || !o.classes.includes('intermediate')
+        ? Object.fromEntries(mutantPrograms.map((m) => [m.name, ours ?? {}]))
+        : await countWrites(env, mutantPrograms);
     mutants = await scoreMutants(env, mutantPrograms, o, mutantCounts);
   }
   const result: CampaignResult = {

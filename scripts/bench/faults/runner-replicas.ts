@@ -8,15 +8,16 @@
  * schedule prepared, not a newcomer with a fresh cache, takes over.
  *
  * Guarantees: every exit is recorded, `designed` when the set signalled the process itself or the
- * program exited because it lost its Lease (its output says so: the one designed exit besides bad
- * settings, which a schedule never gives); stopAll() leaves no process and no proxy behind.
+ * replica had lost its Lease: the audit log shows its last successful Lease write at least a renew
+ * deadline before the exit (the server's word, not the program's; the one designed exit besides
+ * bad settings, which a schedule never gives); stopAll() leaves no process and no proxy behind.
  */
 import { readAudit } from './audit.js';
 import { startFaultProxy, type FaultProxy } from './proxy.js';
 import type { Program, ProgramProcess } from './programs.js';
 
-/** What the programs log when they exit for a lost Lease (ours, controller-runtime, client-go). */
-const LOST_LEASE = /leader(ship)? (election )?lost|lost (the )?lease/i;
+/** The program counts its renew deadline from its own last renew, which the audit log may date a little later. */
+const LOST_LEASE_SLACK = 0.9;
 /** At most this many replacements per schedule: a program that crash-loops is not restarted forever. */
 const MAX_REPLACEMENTS = 4;
 
@@ -65,8 +66,9 @@ export class ReplicaSet {
     this.all.push(replica);
     this.track(
       proc.exited.then(({ code, signal }) => {
-        const designed = replica.signalled || this.stopping || (code !== 0 && LOST_LEASE.test(proc.output()));
-        replica.exit = { code, signal, designed, at: Date.now() };
+        const at = Date.now();
+        const designed = replica.signalled || this.stopping || this.lostLease(name, at);
+        replica.exit = { code, signal, designed, at };
         const tail = designed ? '' : `: UNEXPECTEDLY; its last output:\n${proc.output().split('\n').slice(-60).join('\n')}`;
         this.o.log(`${name} exited (code ${code}, signal ${signal})${tail}`);
         if (!this.stopping) this.track(this.replace(replica));
@@ -139,6 +141,15 @@ export class ReplicaSet {
     } catch (err) {
       this.o.log(`could not start a replacement for ${gone.name}: ${String(err)}`);
     }
+  }
+
+  /** Whether `name` led and then went a renew deadline without a successful Lease write before `at`. */
+  private lostLease(name: string, at: number): boolean {
+    const renewS = this.o.program.lease?.renewS;
+    const last = this.leaseWrites()
+      .filter((w) => w.replica === name)
+      .at(-1);
+    return renewS !== undefined && last !== undefined && at - last.done >= renewS * 1000 * LOST_LEASE_SLACK;
   }
 
   private leaseWrites(): { replica: string; done: number }[] {

@@ -10,19 +10,20 @@
  *
  * Guarantees: every write is retried while the API server is unreachable or overloaded (the
  * restart class restarts it mid-workload), and a retried create or delete that went through the
- * first time counts as done. A gate that does not hold by its deadline does not stop the workload
+ * first time counts as done. A gate (observedBy) that does not hold by its deadline does not stop the workload
  * (a broken program must still meet the rest of it); the invariants judge the outcome.
  */
-import type { V1CronJob } from '@kubernetes/client-node';
+import type { V1CronJob, V1Job, V1ObjectMeta } from '@kubernetes/client-node';
 import { ECHOS, type Echo } from '../../../src/api/echo.js';
 import { API_VERSION } from '../../../src/api/group.js';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../../src/api/scheduledecho.js';
 import { isAlreadyExists, isNotFound } from '../../../src/kube/errors.js';
-import { CRONJOBS, resourcePath, type ResourceType } from '../../../src/kube/resources.js';
+import { CRONJOBS, JOBS, resourcePath, type ResourceType } from '../../../src/kube/resources.js';
 import type { RestClient } from '../../../src/kube/rest.js';
 import type { KubeObject } from '../../../src/runtime/cache/store.js';
 import { withRetry } from '../api.js';
 import { sleep } from '../log.js';
+import { controllerOf, renderedMessage } from './judge-pod.js';
 import type { WorkloadName } from './schedules.js';
 
 type Step =
@@ -181,24 +182,45 @@ async function create(rest: RestClient, type: ResourceType, ns: string, body: Ec
 type Observable = KubeObject & { status?: { observedGeneration?: number; jobName?: string; cronJobName?: string } };
 
 /** Whether an object's status reflects its current generation and names what was made for it. */
-export function isObserved(o: Observable): boolean {
+export function statusObserved(o: Observable): boolean {
   const s = o.status;
   return s?.observedGeneration === o.metadata?.generation && Boolean(s?.jobName ?? s?.cronJobName);
 }
 
+/**
+ * Whether the program has acted on an object's current spec: its status says so, or (for a
+ * program that keeps no such status, as the Go echoperator) what it controls shows it: a Job
+ * printing the Echo's message, a CronJob on the ScheduledEcho's schedule.
+ */
+export function observedBy(o: Echo | ScheduledEcho, jobs: readonly V1Job[], cronJobs: readonly V1CronJob[]): boolean {
+  if (statusObserved(o)) return true;
+  const mine = <T extends { metadata?: V1ObjectMeta }>(xs: readonly T[]): T[] =>
+    xs.filter((x) => controllerOf(x.metadata)?.uid === o.metadata.uid);
+  return o.kind === 'Echo'
+    ? mine(jobs).some((j) => renderedMessage(j.spec?.template.spec) === o.spec.message)
+    : mine(cronJobs).some((c) => c.spec?.schedule === o.spec.schedule);
+}
+
 async function observed(ctx: WorkloadContext, echos: string[], scheduled: string[]): Promise<boolean> {
   const deadline = Date.now() + ctx.gateTimeoutMs;
-  const wanted: [ResourceType, string][] = [
-    ...echos.map((n) => [ECHOS, n] as [ResourceType, string]),
-    ...scheduled.map((n) => [SCHEDULED_ECHOS, n] as [ResourceType, string]),
-  ];
+  const list = async <T>(type: ResourceType, wanted: string[]): Promise<T[]> =>
+    wanted.length
+      ? ((await ctx.rest.request<{ items?: T[] }>('GET', resourcePath(type, ctx.namespace), { timeoutMs: 5000 })).items ?? [])
+      : [];
   while (Date.now() < deadline) {
-    const seen = await Promise.all(
-      wanted.map(([type, name]) =>
-        ctx.rest.request<Observable>('GET', resourcePath(type, ctx.namespace, name), { timeoutMs: 5000 }).then(isObserved, () => false),
-      ),
-    );
-    if (seen.every(Boolean)) return true;
+    try {
+      const [es, ss, jobs, cronJobs] = await Promise.all([
+        list<Echo>(ECHOS, echos),
+        list<ScheduledEcho>(SCHEDULED_ECHOS, scheduled),
+        list<V1Job>(JOBS, echos),
+        list<V1CronJob>(CRONJOBS, scheduled),
+      ]);
+      const seen = (items: (Echo | ScheduledEcho)[], names: string[]): boolean =>
+        names.every((n) => items.some((o) => o.metadata.name === n && observedBy(o, jobs, cronJobs)));
+      if (seen(es, echos) && seen(ss, scheduled)) return true;
+    } catch {
+      // the API server restarting: not yet
+    }
     await sleep(100);
   }
   return false;
