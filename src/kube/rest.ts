@@ -471,10 +471,12 @@ export class RestClient {
       // end-of-stream watcher per request (~4% of RestClient's CPU per GET, measured). The
       // promise settles here, not on the request's 'error': a request still waiting for a socket
       // (the pool is full, or its tunnel is being dialled) emits nothing until it gets one.
+      // Destroyed without an error: the reason settles the promise (fail), and an error given to
+      // destroy() would be emitted on the socket too, where nothing listens once the response is
+      // complete (a watch that ends right after the ERROR event that aborted it crashed so).
       const onAbort = (): void => {
-        const reason = abort.reason;
-        req.destroy(reason instanceof Error ? reason : new Error(String(reason)));
-        fail(dial?.waitingOn ? new ProxyStalled(dial.waitingOn, abort) : reason);
+        fail(dial?.waitingOn ? new ProxyStalled(dial.waitingOn, abort) : abort.reason);
+        req.destroy();
       };
       const fail = (err: unknown): void => {
         if (settled) return;
