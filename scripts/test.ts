@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { addOnsFor, needsAddOn } from './controlplane/addon-builds.js';
+import { ADD_ON_BUILDS, unbuiltAddOnsFor } from './controlplane/addon-builds.js';
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
@@ -66,10 +66,12 @@ async function main(): Promise<void> {
   if (lease) console.error(`tests: using ${lease.describe}`);
   // End-to-end tests run the operator as it ships: the bundle, built from the current sources.
   const bundle = needsCluster && !process.env.ECHOPERATOR_CMD ? await ensureBundle() : undefined;
-  // Add-ons (Flux, Argo CD's harness, prometheus-operator, Helm) build in the background at the
-  // lowest priority while the files that need none run; the files that need one go last and wait.
-  files = [...files.filter((f) => !needsAddOn(f)), ...files.filter(needsAddOn)];
-  const addOns = addOnsFor(files);
+  // Add-ons not built yet (Flux, Argo CD's harness, prometheus-operator, Helm) build in the
+  // background at the lowest priority while the files that need none run; the files that need one
+  // go last and wait.
+  const addOns = await unbuiltAddOnsFor(files);
+  const waits = (f: string): boolean => addOns.some((name) => ADD_ON_BUILDS[name].neededBy(f));
+  files = [...files.filter((f) => !waits(f)), ...files.filter(waits)];
   const builder = addOns.length
     ? spawn('nice', ['-n', '19', process.execPath, '--import', 'tsx', 'scripts/cluster.ts', 'build', ...addOns], {
         stdio: ['ignore', 'inherit', 'inherit'],

@@ -1,11 +1,12 @@
 /**
  * The add-ons some test files need beyond the cluster (Flux, Argo CD's health harness,
  * prometheus-operator, Helm): each is a Go build of minutes the first time, needed by a handful
- * of files. `npm test` builds them in a background process at the lowest CPU priority while the
- * other files run, and puts the files that need one last; such a file waits for the build before
- * its first test (the build lock in assets.ts waits for the builder), outside any test's timeout.
+ * of files. `npm test` builds those not built yet in a background process at the lowest CPU
+ * priority while the other files run, and puts the files that need one of them last (a warm run's
+ * order is left alone); such a file waits for the build before its first test (the build lock in
+ * assets.ts waits for the builder), outside any test's timeout.
  */
-import { ensureArgoCdHealth, ensureFluxBinaries, ensureHelm, ensurePrometheusOperator } from './assets.js';
+import { ensureArgoCdHealth, ensureFluxBinaries, ensureHelm, ensurePrometheusOperator, isCached } from './assets.js';
 
 export interface AddOnBuild {
   /** Builds it when missing (waiting for a build under way), cached after. */
@@ -33,5 +34,9 @@ export function addOnsFor(files: readonly string[]): AddOnName[] {
   return (Object.keys(ADD_ON_BUILDS) as AddOnName[]).filter((name) => files.some((f) => ADD_ON_BUILDS[name].neededBy(f)));
 }
 
-/** Whether a file needs any add-on. */
-export const needsAddOn = (file: string): boolean => addOnsFor([file]).length > 0;
+/** The add-ons any of these files needs that are not built yet. */
+export async function unbuiltAddOnsFor(files: readonly string[]): Promise<AddOnName[]> {
+  const unbuilt: AddOnName[] = [];
+  for (const name of addOnsFor(files)) if (!(await isCached(() => ADD_ON_BUILDS[name].ensure()))) unbuilt.push(name);
+  return unbuilt;
+}

@@ -9,6 +9,7 @@
  * temporary folder and renames it into place, so an interrupted build never leaves a half binary
  * that a later run would trust.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -321,8 +322,26 @@ async function resolveBinary(group: BuildGroup, name: string, log: (line: string
 /** From the per-user cache only, built when missing (envtest's KUBEBUILDER_ASSETS never holds these). */
 async function resolveCached(group: BuildGroup, name: string, log: (line: string) => void): Promise<string> {
   const cached = cachedBinary(group, name);
-  if (!existsSync(cached)) await buildGroup(group, log);
+  if (!existsSync(cached)) {
+    if (probing.getStore()) throw new NotCached();
+    await buildGroup(group, log);
+  }
   return cached;
+}
+
+/** Set while isCached runs an ensure function: a missing binary ends it instead of being built. */
+const probing = new AsyncLocalStorage<true>();
+class NotCached extends Error {}
+
+/** Whether `ensure` (one of the ensure* functions here) finds everything in the cache: it builds nothing. */
+export async function isCached(ensure: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await probing.run(true, ensure);
+    return true;
+  } catch (err) {
+    if (err instanceof NotCached) return false;
+    throw err;
+  }
 }
 
 /** Each wanted binary's path by resolveBinary, one after the other: the first of a group builds it, the rest find it cached. */
