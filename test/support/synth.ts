@@ -60,7 +60,8 @@ export async function runSynthInSharedProcess(
   return { status: reply.status, stdout: reply.stdout, stderr: reply.stderr, ...written(reply.files) };
 }
 
-const RUN_TIMEOUT_MS = 60_000;
+// A guard against a hung run, not a speed bound: the first run of a file also starts the process and imports cdk8s, which on a loaded machine took over 60 s.
+const RUN_TIMEOUT_MS = 180_000;
 
 /** A temporary folder for one run, with `files` written into it; removed after the test. */
 function runFolder(t: TestContext, files: Record<string, string>): string {
