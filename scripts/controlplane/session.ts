@@ -62,7 +62,9 @@ export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<Co
   const dir = mkdtempSync(join(tmpdir(), 'echoperator-cp-'));
   let state: ControlPlaneState | undefined;
   let released: Promise<void> | undefined;
-  const release = (): Promise<void> => (released ??= state ? stopControlPlane(state) : Promise.resolve());
+  // What the folder's state file says, not what start returned: a restarted kube-apiserver (fault
+  // tests, the fault campaign) has a new pid, which restartApiserver records there.
+  const release = (): Promise<void> => (released ??= state ? stopControlPlane(readState(dir) ?? state) : Promise.resolve());
   const onSignal = (signal: NodeJS.Signals): void => {
     void release().finally(() => process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143));
   };

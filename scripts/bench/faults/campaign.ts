@@ -12,9 +12,9 @@
  * --replay <id>:<seed> plays that one schedule (for each --programs) and writes no doc.
  */
 import { dirname, join } from 'node:path';
-import { killApiserver, readState } from '../../controlplane/cluster.js';
+import { readState } from '../../controlplane/cluster.js';
 import type { BenchEnv } from '../env.js';
-import { isInterrupted, onCleanup } from '../cleanup.js';
+import { isInterrupted } from '../cleanup.js';
 import { log } from '../log.js';
 import { loadLine, machine, machineLine } from '../report.js';
 import { MUTANTS, programs as loadPrograms, type Program } from './programs.js';
@@ -49,9 +49,6 @@ export function runnerEnv(bench: BenchEnv, programs: Program[]): RunnerEnv {
     throw new Error(
       'the fault campaign needs a control plane of its own (its restart class restarts kube-apiserver): unset USE_EXISTING_CLUSTER',
     );
-  // restartApiserver records the new pid in this state object only: the bench's control plane
-  // lease stops the pid it started with, so the restarted kube-apiserver is stopped here.
-  onCleanup(() => killApiserver(state, 'SIGKILL'));
   return { bench, state, programs: new Map(programs.map((p) => [p.name, p])), log };
 }
 
