@@ -13,7 +13,7 @@
  * holds, then ends; stop() clears its timers and passes nothing more on.
  */
 import { performance } from 'node:perf_hooks';
-import type { WatchEvent } from './proxy.js';
+import type { WatchEvent } from './proxy-types.js';
 import { EXPIRED_EVENT_LINE } from './proxy-status.js';
 
 /** The default of dropWatchEvents: events about objects (not BOOKMARK or ERROR). */

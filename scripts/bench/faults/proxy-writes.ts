@@ -7,7 +7,7 @@
  * coordination.k8s.io Leases (the elector's renewals), core and events.k8s.io Events, and the
  * authentication/authorization reviews (POSTs that store nothing).
  */
-import type { ProxyWrite } from './proxy.js';
+import type { ProxyWrite } from './proxy-types.js';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

@@ -25,15 +25,9 @@ import { impersonatingUpstream } from './proxy-upstream.js';
 import { isObjectEvent, WatchFaults } from './proxy-watch.js';
 import { isCountedWrite, WriteLog } from './proxy-writes.js';
 
-export interface ProxyWrite {
-  seq: number;
-  /** The HTTP method. */
-  verb: string;
-  /** The request's path, without the query. */
-  path: string;
-  status: number;
-  at: number /* Date.now() when the response came */;
-}
+import type { ProxyWrite, WatchEvent } from './proxy-types.js';
+
+export type { ProxyWrite, WatchEvent } from './proxy-types.js';
 
 export interface FaultProxy {
   /** A kubeconfig (plain http://127.0.0.1:<port>, no credentials) for the replica. */
@@ -59,11 +53,6 @@ export interface FaultProxy {
    *  `status` (429/500/503) and `Retry-After: retryAfterS` and a Status body, without forwarding. */
   storm(opts: { status: 429 | 500 | 503; retryAfterS: number; ms: number; fraction: number; random: () => number }): void;
   close(): Promise<void>;
-}
-
-export interface WatchEvent {
-  type: string;
-  object: { kind?: string; metadata?: { name?: string; namespace?: string; resourceVersion?: string } };
 }
 
 /** A storm in force: until `until` (performance.now()), each request draws once from `random`. */
