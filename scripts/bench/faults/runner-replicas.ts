@@ -8,9 +8,10 @@
  * schedule prepared, not a newcomer with a fresh cache, takes over.
  *
  * Guarantees: every exit is recorded, `designed` when the set signalled the process itself or the
- * replica had lost its Lease: the audit log shows its last successful Lease write at least a renew
- * deadline before the exit (the server's word, not the program's; the one designed exit besides
- * bad settings, which a schedule never gives); stopAll() leaves no process and no proxy behind.
+ * replica had lost its Lease: the audit log shows a renew deadline without a successful Lease
+ * write before the exit (lostLease; the server's word, not the program's; the one designed exit
+ * besides bad settings, which a schedule never gives); stopAll() leaves no process and no proxy
+ * behind.
  */
 import { readAudit } from './audit.js';
 import { startFaultProxy, type FaultProxy } from './proxy.js';
@@ -143,13 +144,19 @@ export class ReplicaSet {
     }
   }
 
-  /** Whether `name` led and then went a renew deadline without a successful Lease write before `at`. */
+  /**
+   * Whether `name` led and then went a renew deadline without a successful Lease write before `at`:
+   * from its last one to the exit, or from the one before to the last, when the last landed after
+   * that gap (the server answered a renew the program had given up on at its deadline: client-go's
+   * elector, and ours, count a renew as done only when its answer comes in time).
+   */
   private lostLease(name: string, at: number): boolean {
     const renewS = this.o.program.lease?.renewS;
-    const last = this.leaseWrites()
-      .filter((w) => w.replica === name)
-      .at(-1);
-    return renewS !== undefined && last !== undefined && at - last.done >= renewS * 1000 * LOST_LEASE_SLACK;
+    const writes = this.leaseWrites().filter((w) => w.replica === name && w.done <= at);
+    const [previous, last] = [writes.at(-2), writes.at(-1)];
+    if (renewS === undefined || last === undefined) return false;
+    const deadline = renewS * 1000 * LOST_LEASE_SLACK;
+    return at - last.done >= deadline || (previous !== undefined && last.done - previous.done >= deadline);
   }
 
   private leaseWrites(): { replica: string; done: number }[] {
