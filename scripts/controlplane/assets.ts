@@ -12,18 +12,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  readFileSync,
-  openSync,
-  closeSync,
-  readdirSync,
-  statSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync, readFileSync, linkSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -430,38 +419,38 @@ function checkGoVersion(go: string, env: NodeJS.ProcessEnv): string {
  */
 async function acquireBuildLock(lockPath: string, describe: string, log: (line: string) => void): Promise<() => void> {
   mkdirSync(dirname(lockPath), { recursive: true });
+  // Made whole, then linked into place (link fails if the lock exists): a lock is never seen empty.
+  const mine = `${lockPath}.${process.pid}`;
+  writeFileSync(mine, String(process.pid));
   let announced = 0;
-  for (;;) {
-    try {
-      const fd = openSync(lockPath, 'wx');
-      writeFileSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => rmSync(lockPath, { force: true });
-    } catch {
-      const holder = lockHolder(lockPath);
-      if (holder === undefined) continue; // released meanwhile
-      if (!holder || !isAlive(holder)) {
-        rmSync(lockPath, { force: true });
-        continue;
+  try {
+    for (;;) {
+      try {
+        linkSync(mine, lockPath);
+        return () => rmSync(lockPath, { force: true });
+      } catch {
+        const holder = lockHolder(lockPath);
+        if (holder === undefined) continue; // released meanwhile
+        if (!holder || !isAlive(holder)) {
+          rmSync(lockPath, { force: true });
+          continue;
+        }
+        if (announced !== holder) log(`control plane: waiting for pid ${holder}, which is building ${describe}`);
+        announced = holder;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
       }
-      if (announced !== holder) log(`control plane: waiting for pid ${holder}, which is building ${describe}`);
-      announced = holder;
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
     }
+  } finally {
+    rmSync(mine, { force: true });
   }
 }
 
-/** The pid in a build lock; undefined once it is gone. A lock is written right after it is made: read again if empty. */
+/** The pid in a build lock; undefined once it is gone. */
 function lockHolder(lockPath: string): number | undefined {
-  for (let attempt = 0; ; attempt++) {
-    let text: string;
-    try {
-      text = readFileSync(lockPath, 'utf8');
-    } catch {
-      return undefined;
-    }
-    if (text !== '' || attempt === 50) return Number(text);
-    spawnSync('sleep', ['0.01']);
+  try {
+    return Number(readFileSync(lockPath, 'utf8'));
+  } catch {
+    return undefined;
   }
 }
 

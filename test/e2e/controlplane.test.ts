@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '../support/eventually.js';
 import type { VersionInfo } from '@kubernetes/client-node';
 import { kubernetesVersion } from '../../scripts/controlplane/assets.js';
 import { kubectlFor } from '../../scripts/kubectl.js';
@@ -93,8 +93,15 @@ test('cluster exec tears down the control plane it started, on exit and on SIGTE
     assert.ok(pids.every(alive), 'the control plane runs while the command does');
     if (how === 'SIGTERM') child.kill('SIGTERM');
     await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('close', resolve)));
-    for (let i = 0; i < 50 && pids.some(alive); i++) await sleep(100); // a poll: at most 5 s, then the assertion below fails
-    assert.deepEqual(pids.filter(alive), [], `no process of the control plane survives (${how})`);
+    await eventually(
+      `no process of the control plane to survive (${how})`,
+      () => {
+        assert.deepEqual(pids.filter(alive), [], `no process of the control plane survives (${how})`);
+        return true;
+      },
+      5_000,
+      100,
+    );
   }
 });
 
