@@ -46,6 +46,11 @@ export interface RequestOpts {
   signal?: AbortSignal;
   /** Deadline of the whole request; default 30 s. */
   timeoutMs?: number;
+  /**
+   * Called just before each attempt is sent: the first, and each retry after a Retry-After. The
+   * server acts, if at all, on the attempt that succeeds, and never before its onSend.
+   */
+  onSend?: () => void;
 }
 
 export interface RestClientOptions {
@@ -261,6 +266,7 @@ export class RestClient {
     const startedAt = this.now();
     try {
       for (let retries = 0; ; retries++) {
+        opts.onSend?.();
         const { status, text, retryAfter } = await this.counted(method, this.send(method, path, opts, abort, this.agent, read));
         if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T;
         const err = toApiError(method, path, status, text);

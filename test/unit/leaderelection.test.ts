@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { describe, test } from 'node:test';
 import type { V1Lease } from '@kubernetes/client-node';
-import { restLeaseApi } from '../../src/kube/coordination.js';
+import { restLeaseApi, type LeaseCall } from '../../src/kube/coordination.js';
 import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import {
   KubeLeaseLock,
@@ -64,29 +64,44 @@ class FakeLock implements LeaseLock {
   gate: Promise<void> | undefined;
   /** While set, reads (not writes) wait for it: an API server slow to answer a GET. */
   readGate: Promise<void> | undefined;
+  /**
+   * When set, the next write is first refused with a Retry-After of this many ms (fake time) and
+   * then sent again, as RestClient does: onSend runs before each of the two attempts.
+   */
+  refuseNextWriteForMs: number | undefined;
 
-  constructor(private readonly store: LeaseStore) {}
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly clock: FakeClock,
+  ) {}
 
-  async get(signal?: AbortSignal): Promise<LeaseState | undefined> {
-    await this.enter('get', signal);
+  async get(call: LeaseCall = {}): Promise<LeaseState | undefined> {
+    await this.enter('get', call);
     return this.store.read();
   }
 
-  async create(record: LeaderRecord, signal?: AbortSignal): Promise<LeaseState> {
-    await this.enter('create', signal);
+  async create(record: LeaderRecord, call: LeaseCall = {}): Promise<LeaseState> {
+    await this.enter('create', call);
     return this.store.write(record);
   }
 
-  async update(record: LeaderRecord, resourceVersion: string, signal?: AbortSignal): Promise<LeaseState> {
-    await this.enter('update', signal);
+  async update(record: LeaderRecord, resourceVersion: string, call: LeaseCall = {}): Promise<LeaseState> {
+    await this.enter('update', call);
     return this.store.write(record, resourceVersion);
   }
 
-  private async enter(op: keyof FakeLock['calls'], signal: AbortSignal | undefined): Promise<void> {
+  private async enter(op: keyof FakeLock['calls'], { signal, onSend }: LeaseCall): Promise<void> {
     this.calls[op]++;
     this.signals.push(signal);
     this.pending++;
+    onSend?.();
     try {
+      const refusedForMs = op === 'get' ? undefined : this.refuseNextWriteForMs;
+      if (refusedForMs !== undefined) {
+        this.refuseNextWriteForMs = undefined;
+        await this.clock.sleep(refusedForMs, signal);
+        onSend?.();
+      }
       if (this.gate) await this.gate;
       if (op === 'get' && this.readGate) await this.readGate;
       if (this.hanging) {
@@ -128,7 +143,7 @@ class Candidate {
     } = {},
   ) {
     this.events = opts.events ?? [];
-    this.lock = new FakeLock(store);
+    this.lock = new FakeLock(store, clock);
     this.lock.readGate = opts.readGate;
     const config = { leaseName: 'echoperator', namespace: 'ns', identity, ...opts.config };
     this.elector = new LeaderElector(config, this.lock, {
@@ -456,6 +471,23 @@ describe('LeaderElector', () => {
     assert.match(outcome.message, /within renewDeadline \(10000ms\)/);
   });
 
+  test('a renewal retried after Retry-After dates the hold from the retry the server served', async () => {
+    const { clock, candidate } = setup();
+    const a = candidate('a');
+    await advanceTo(clock, 4_500); // acquired at 0, renewed at 2000 and 4000
+    a.lock.refuseNextWriteForMs = 5_000;
+    await advanceTo(clock, 11_500); // the renewal sent at 6000 is refused, sent again at 11000 and served
+    assert.equal(a.lock.calls.update, 3);
+    assert.equal(a.leadingAbortedAt, undefined);
+    a.lock.failing = true;
+    // Dated from the first try (6000), the term would end at 16000; the server wrote after 11000.
+    await advanceTo(clock, 20_990);
+    assert.equal(a.leadingAbortedAt, undefined, 'still leading at 16000 and after');
+    await advanceTo(clock, 21_000);
+    assert.equal(a.leadingAbortedAt, 21_000);
+    assert.ok((await a.outcome) instanceof LeadershipLostError);
+  });
+
   test('a leader that sees another holder stops at once instead of waiting for the deadline', async () => {
     const { clock, store, candidate } = setup();
     const a = candidate('a');
@@ -475,7 +507,7 @@ describe('LeaderElector', () => {
   test('a failing onStartedLeading ends leadership, releases, and rejects run()', async () => {
     const clock = new FakeClock();
     const store = new LeaseStore();
-    const elector = new LeaderElector({ leaseName: 'l', namespace: 'ns', identity: 'a' }, new FakeLock(store), {
+    const elector = new LeaderElector({ leaseName: 'l', namespace: 'ns', identity: 'a' }, new FakeLock(store, clock), {
       clock,
       wallClock: () => new Date(EPOCH + clock.now()),
       random: () => 0,

@@ -61,7 +61,7 @@ describe('retryAfterMs (client-go checkWait)', () => {
 });
 
 describe('RestClient retries', () => {
-  it('retries a plain-text 429 with Retry-After as told, then returns the answer, counting each', async () => {
+  it('retries a plain-text 429 with Retry-After as told, then returns the answer, counting each attempt', async () => {
     const s = await server((n) =>
       n < 3
         ? { status: 429, headers: { 'retry-after': '1' }, body: 'Too many requests, please try again later.\n' }
@@ -69,8 +69,10 @@ describe('RestClient retries', () => {
     );
     const sleeps: number[] = [];
     const c = client(s.url, sleeps);
-    assert.deepEqual(await c.rest.request('PATCH', '/x', { body: {} }), { ok: true });
+    const hitsAtSend: number[] = [];
+    assert.deepEqual(await c.rest.request('PATCH', '/x', { body: {}, onSend: () => hitsAtSend.push(s.hits()) }), { ok: true });
     assert.equal(s.hits(), 4);
+    assert.deepEqual(hitsAtSend, [0, 1, 2, 3], 'onSend runs before each attempt reaches the server');
     assert.deepEqual(sleeps, [1000, 1000, 1000]);
     assert.deepEqual(c.retried, ['PATCH 429', 'PATCH 429', 'PATCH 429']);
     assert.deepEqual(c.counted, ['PATCH 429', 'PATCH 429', 'PATCH 429', 'PATCH 200']);

@@ -28,6 +28,7 @@
 import { realClock, type Clock, type Timer } from '../clock.js';
 import { nopLogger, type Logger } from '../log.js';
 import { JITTER_FACTOR, validateLeaderElectionConfig, type LeaderElectionConfig, type LeaderElectionConfigInput } from './config.js';
+import type { LeaseCall } from '../../kube/coordination.js';
 import { LeaseConflictError, toMicroTime, type LeaderRecord, type LeaseLock, type LeaseState } from './lock.js';
 
 export interface LeaderCallbacks {
@@ -399,8 +400,8 @@ export class LeaderElector {
     if (this.phase === 'leading' && held?.record.holderIdentity === identity) {
       try {
         this.observe(
-          await this.write(() =>
-            this.lock.update(mine(held.record.acquireTime, held.record.leaderTransitions), held.resourceVersion, signal),
+          await this.write(signal, (call) =>
+            this.lock.update(mine(held.record.acquireTime, held.record.leaderTransitions), held.resourceVersion, call),
           ),
         );
         return 'held';
@@ -412,9 +413,9 @@ export class LeaderElector {
     let current: LeaseState | undefined;
     try {
       if (signal?.aborted) return this.failed(signal.reason);
-      current = await this.lock.get(signal);
+      current = await this.lock.get({ signal });
       if (!current) {
-        this.observe(await this.write(() => this.lock.create(mine(now, 0), signal)));
+        this.observe(await this.write(signal, (call) => this.lock.create(mine(now, 0), call)));
         return 'held';
       }
     } catch (err) {
@@ -432,17 +433,24 @@ export class LeaderElector {
       next = mine(now, record.leaderTransitions + 1);
     }
     try {
-      this.observe(await this.write(() => this.lock.update(next, current.resourceVersion, signal)));
+      this.observe(await this.write(signal, (call) => this.lock.update(next, current.resourceVersion, call)));
       return 'held';
     } catch (err) {
       return this.failed(err);
     }
   }
 
-  /** Sends a lease write, noting the instant before it left (writeSentAt). */
-  private write(send: () => Promise<LeaseState>): Promise<LeaseState> {
-    this.writeSentAt = this.clock.now();
-    return send();
+  /**
+   * Sends a lease write, noting in writeSentAt the instant before each of its attempts left: one
+   * answered 429 with Retry-After was not served, so the hold dates from the retry that was, not
+   * from the first try (which could spend most of the renew deadline waiting on the server).
+   */
+  private write(signal: AbortSignal | undefined, send: (call: LeaseCall) => Promise<LeaseState>): Promise<LeaseState> {
+    const sent = (): void => {
+      this.writeSentAt = this.clock.now();
+    };
+    sent(); // for a lock that never calls onSend
+    return send({ signal, onSend: sent });
   }
 
   private failed(err: unknown): Attempt {

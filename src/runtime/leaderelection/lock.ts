@@ -7,7 +7,7 @@
  * resourceVersion the caller read, so two candidates racing for the same lease cannot both win.
  */
 import { V1MicroTime, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
-import type { LeaseApi } from '../../kube/coordination.js';
+import type { LeaseApi, LeaseCall } from '../../kube/coordination.js';
 
 /**
  * RFC 3339 with exactly six fractional digits, as the API server's MicroTime demands; it rejects
@@ -42,14 +42,18 @@ export class LeaseConflictError extends Error {
   override readonly name = 'LeaseConflictError';
 }
 
-/** Every call rejects once `signal` aborts (the elector bounds a leader's renewal with it). */
+/**
+ * Every call rejects once `call.signal` aborts (the elector bounds a leader's renewal with it), and
+ * runs `call.onSend`, if given, just before each attempt is sent: a write that succeeds took effect
+ * after its last onSend (the elector dates its hold from that instant).
+ */
 export interface LeaseLock {
   /** The current record, or undefined when the lease does not exist. */
-  get(signal?: AbortSignal): Promise<LeaseState | undefined>;
+  get(call?: LeaseCall): Promise<LeaseState | undefined>;
   /** Creates the lease; throws LeaseConflictError when it already exists. */
-  create(record: LeaderRecord, signal?: AbortSignal): Promise<LeaseState>;
+  create(record: LeaderRecord, call?: LeaseCall): Promise<LeaseState>;
   /** Replaces the record if the lease is still at resourceVersion; throws LeaseConflictError if not. */
-  update(record: LeaderRecord, resourceVersion: string, signal?: AbortSignal): Promise<LeaseState>;
+  update(record: LeaderRecord, resourceVersion: string, call?: LeaseCall): Promise<LeaseState>;
 }
 
 /**
@@ -70,9 +74,9 @@ export class KubeLeaseLock implements LeaseLock {
     readonly name: string,
   ) {}
 
-  async get(signal?: AbortSignal): Promise<LeaseState | undefined> {
+  async get(call: LeaseCall = {}): Promise<LeaseState | undefined> {
     try {
-      const lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace, signal });
+      const lease = await this.api.readNamespacedLease({ name: this.name, namespace: this.namespace, ...call });
       return this.remember(lease);
     } catch (err) {
       if (statusCode(err) === 404) {
@@ -83,7 +87,7 @@ export class KubeLeaseLock implements LeaseLock {
     }
   }
 
-  async create(record: LeaderRecord, signal?: AbortSignal): Promise<LeaseState> {
+  async create(record: LeaderRecord, call: LeaseCall = {}): Promise<LeaseState> {
     const body: V1Lease = {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
@@ -91,13 +95,13 @@ export class KubeLeaseLock implements LeaseLock {
       spec: toLeaseSpec(record),
     };
     try {
-      return this.remember(await this.api.createNamespacedLease({ namespace: this.namespace, body, signal }));
+      return this.remember(await this.api.createNamespacedLease({ namespace: this.namespace, body, ...call }));
     } catch (err) {
       throw conflictOr(err, `lease ${this.namespace}/${this.name} already exists`);
     }
   }
 
-  async update(record: LeaderRecord, resourceVersion: string, signal?: AbortSignal): Promise<LeaseState> {
+  async update(record: LeaderRecord, resourceVersion: string, call: LeaseCall = {}): Promise<LeaseState> {
     // Only reuse the cached object if it is the version being replaced; otherwise its metadata
     // could be stale, and the server rejects the write on the version anyway.
     const base = this.last?.metadata?.resourceVersion === resourceVersion ? this.last : undefined;
@@ -109,7 +113,7 @@ export class KubeLeaseLock implements LeaseLock {
       spec: { ...base?.spec, ...toLeaseSpec(record) },
     };
     try {
-      const lease = await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body, signal });
+      const lease = await this.api.replaceNamespacedLease({ name: this.name, namespace: this.namespace, body, ...call });
       return this.remember(lease);
     } catch (err) {
       throw conflictOr(err, `lease ${this.namespace}/${this.name} changed since resourceVersion ${resourceVersion}`);
