@@ -492,6 +492,27 @@ test('silence freezes open requests and holds new ones until restore, which cuts
   assert.equal((await call(proxy, 'GET', `${ECHOS}/written-before-silence`)).status, 200);
 });
 
+test('records a Lease write as a renewal only when the server took it and its answer reached the replica', async (t) => {
+  const proxy = await proxyFor(t, 'r0');
+  const leases = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
+  const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'renewals' }, spec: { holderIdentity: 'r0' } };
+  const before = Date.now();
+  assert.equal((await call(proxy, 'POST', leases, lease)).status, 201);
+  const [created] = proxy.leaseRenewals();
+  assert.ok(created && created.receivedAt >= before && created.answeredAt >= created.receivedAt, JSON.stringify(created));
+  assert.equal((await call(proxy, 'POST', leases, lease)).status, 409);
+  assert.equal(proxy.leaseRenewals().length, 1, 'a refused write renews nothing');
+  assert.deepEqual(proxy.writes(), [], 'Lease writes are not counted writes');
+  proxy.silence();
+  const held = send(proxy, 'PUT', `${leases}/renewals`, lease);
+  held.answer.catch(() => undefined);
+  const clientPort = await within('the write to be sent', held.sent, DEADLINE_MS);
+  await eventually('the proxy to read the write', () => unread(portOf(proxy), clientPort) === 0, DEADLINE_MS);
+  proxy.restore();
+  await assert.rejects(within('the held write', held.answer, DEADLINE_MS), /socket hang up|ECONNRESET/);
+  assert.equal(proxy.leaseRenewals().length, 1, 'a write whose answer never came renews nothing');
+});
+
 test('close() cuts open watches and leaves no listener or kubeconfig behind', async (t) => {
   const proxy = await proxyFor(t, 'r0');
   const admin = restClient(t, controlPlane().state.kubeconfig);

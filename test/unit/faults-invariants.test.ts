@@ -17,6 +17,7 @@ import { auditOffset, readAudit, readAuditWithObjects, type AuditRecordWithObjec
 import { judge, type FinalState, type Violation } from '../../scripts/bench/faults/invariants.js';
 import { kubeletExpand, renderedMessage } from '../../scripts/bench/faults/judge-pod.js';
 import { leaseTerms } from '../../scripts/bench/faults/judge-terms.js';
+import { exitAfterLeaseLoss } from '../../scripts/bench/faults/lease-loss.js';
 
 const NS = 'faults-1';
 const LEASE = { namespace: NS, name: 'echoperator', durationS: 15 };
@@ -315,5 +316,34 @@ describe('unexpected-exit', () => {
     const vs = run([], {}, { exits: [{ replica: 'r1', designed: false }] });
     assert.deepEqual(kinds(vs), ['unexpected-exit']);
     assert.match(vs[0]!.detail, /replica r1 exited \(code 1/);
+  });
+});
+
+describe('exitAfterLeaseLoss (is an exit a lost lease, by what reached the replica)', () => {
+  const RD = 3_000;
+  const renewal = (receivedS: number, answeredS = receivedS + 0.01) => ({ receivedAt: s(receivedS), answeredAt: s(answeredS) });
+
+  it('is a loss a renew deadline after the last renewal, and not before', () => {
+    const renewals = [renewal(0), renewal(0.5), renewal(1)];
+    assert.equal(exitAfterLeaseLoss(renewals, RD, s(4)), true);
+    assert.equal(exitAfterLeaseLoss(renewals, RD, s(2)), false, 'still held');
+    assert.equal(exitAfterLeaseLoss([], RD, s(10)), false, 'never held: no lease to lose');
+  });
+
+  it('counts no renewal whose answer the replica never got (a partition held it back)', () => {
+    // The server applied a renewal at 3.5 s, but its answer is not among those that reached r0.
+    assert.equal(exitAfterLeaseLoss([renewal(0), renewal(1)], RD, s(4)), true);
+  });
+
+  it('counts no renewal answered after the hold had lapsed, though the server applied it', () => {
+    // Sent at 3.9 s, inside the hold that lapses at 4 s, answered at 4.05 s: the elector gave up at 4.
+    assert.equal(exitAfterLeaseLoss([renewal(0), renewal(1), renewal(3.9, 4.05)], RD, s(4.06)), true);
+    assert.equal(exitAfterLeaseLoss([renewal(0), renewal(1), renewal(3.9, 3.95)], RD, s(4.06)), false, 'in time: renewed');
+  });
+
+  it('dates a renewal from when it was sent, so a long-delayed one still renews', () => {
+    // A renewal retried after Retry-After reaches the proxy at 3.5 s and is answered at once.
+    assert.equal(exitAfterLeaseLoss([renewal(0), renewal(1), renewal(3.5)], RD, s(4.5)), false);
+    assert.equal(exitAfterLeaseLoss([renewal(0), renewal(1), renewal(3.5)], RD, s(6.5)), true);
   });
 });

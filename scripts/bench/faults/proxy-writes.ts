@@ -11,8 +11,10 @@ import type { ProxyWrite } from './proxy-types.js';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+const LEASES = /^\/apis\/coordination\.k8s\.io\/[^/]+\/namespaces\/[^/]+\/leases(\/|$)/;
+
 const UNCOUNTED = [
-  /^\/apis\/coordination\.k8s\.io\/[^/]+\/namespaces\/[^/]+\/leases(\/|$)/,
+  LEASES,
   /^\/api\/v1\/namespaces\/[^/]+\/events(\/|$)/,
   /^\/apis\/events\.k8s\.io\/[^/]+\/namespaces\/[^/]+\/events(\/|$)/,
   /^\/apis\/(authentication|authorization)\.k8s\.io\//,
@@ -21,6 +23,11 @@ const UNCOUNTED = [
 /** Whether a request (its method, its path without the query) is a counted write. */
 export function isCountedWrite(method: string, path: string): boolean {
   return WRITE_METHODS.has(method) && !UNCOUNTED.some((re) => re.test(path));
+}
+
+/** Whether a request is a write to a Lease: an elector's acquire, renewal or release. */
+export function isLeaseWrite(method: string, path: string): boolean {
+  return WRITE_METHODS.has(method) && LEASES.test(path);
 }
 
 /** The counted writes in the order their answers came, and the callbacks that hear of each. */

@@ -23,11 +23,11 @@ import { answerExpiredWatch, answerStorm, type StormStatus } from './proxy-statu
 import { writeProxyKubeconfig } from '../../proxykubeconfig.js';
 import { impersonatingUpstream } from './proxy-upstream.js';
 import { isObjectEvent, WatchFaults } from './proxy-watch.js';
-import { isCountedWrite, WriteLog } from './proxy-writes.js';
+import { isCountedWrite, isLeaseWrite, WriteLog } from './proxy-writes.js';
 
-import type { ProxyWrite, WatchEvent } from './proxy-types.js';
+import type { LeaseRenewal, ProxyWrite, WatchEvent } from './proxy-types.js';
 
-export type { ProxyWrite, WatchEvent } from './proxy-types.js';
+export type { LeaseRenewal, ProxyWrite, WatchEvent } from './proxy-types.js';
 
 export interface FaultProxy {
   /** A kubeconfig (plain http://127.0.0.1:<port>, no credentials) for the replica. */
@@ -37,6 +37,8 @@ export interface FaultProxy {
   writes(): ProxyWrite[];
   /** Called after the server answered the n-th counted write and BEFORE the response is passed to the client. */
   onWrite(cb: (w: ProxyWrite) => void): void;
+  /** The Lease writes answered 2xx whose answers reached the replica, in the order they did. */
+  leaseRenewals(): LeaseRenewal[];
   /** Partition: every open connection and new request hangs (no bytes either way) until restore(). */
   silence(): void;
   restore(): void;
@@ -90,6 +92,7 @@ export async function startFaultProxy(opts: {
   const upstream = await impersonatingUpstream(opts.adminKubeconfig, { ...opts.impersonate, replica: opts.replica });
   const faults = new WatchFaults();
   const writeLog = new WriteLog();
+  const renewals: LeaseRenewal[] = [];
   const exchanges = new Set<Exchange>();
   const sockets = new Set<Socket>();
   let silent = false;
@@ -129,8 +132,12 @@ export async function startFaultProxy(opts: {
       return;
     }
     const method = req.method ?? 'GET';
+    const receivedAt = Date.now();
     ex.forward(upstream, faults, (status) => {
       if (isCountedWrite(method, ex.path)) writeLog.record(method, ex.path, status);
+      // 'finish' never comes for an answer a partition holds back: the replica never saw it.
+      else if (isLeaseWrite(method, ex.path) && status >= 200 && status < 300)
+        res.once('finish', () => renewals.push({ receivedAt, answeredAt: Date.now() }));
     });
   });
   server.on('connection', (socket: Socket) => {
@@ -159,6 +166,7 @@ export async function startFaultProxy(opts: {
     replica: opts.replica,
     writes: () => writeLog.list(),
     onWrite: (cb) => writeLog.onWrite(cb),
+    leaseRenewals: () => renewals.map((r) => ({ ...r })),
     silence: () => {
       silent = true;
       for (const ex of exchanges) ex.freeze();

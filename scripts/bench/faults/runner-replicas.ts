@@ -8,17 +8,15 @@
  * schedule prepared, not a newcomer with a fresh cache, takes over.
  *
  * Guarantees: every exit is recorded, `designed` when the set signalled the process itself or the
- * replica had lost its Lease: the audit log shows a renew deadline without a successful Lease
- * write before the exit (lostLease; the server's word, not the program's; the one designed exit
- * besides bad settings, which a schedule never gives); stopAll() leaves no process and no proxy
- * behind.
+ * replica had lost its Lease: a renew deadline passed without a renewal whose answer reached it in
+ * time, by its proxy's record (lease-loss.ts; the one designed exit besides bad settings, which a
+ * schedule never gives); stopAll() leaves no process and no proxy behind.
  */
 import { readAudit } from './audit.js';
+import { exitAfterLeaseLoss } from './lease-loss.js';
 import { startFaultProxy, type FaultProxy } from './proxy.js';
 import type { Program, ProgramProcess } from './programs.js';
 
-/** The program counts its renew deadline from its own last renew, which the audit log may date a little later. */
-const LOST_LEASE_SLACK = 0.9;
 /** At most this many replacements per schedule: a program that crash-loops is not restarted forever. */
 const MAX_REPLACEMENTS = 4;
 
@@ -68,7 +66,7 @@ export class ReplicaSet {
     this.track(
       proc.exited.then(({ code, signal }) => {
         const at = Date.now();
-        const designed = replica.signalled || this.stopping || this.lostLease(name, at);
+        const designed = replica.signalled || this.stopping || this.lostLease(replica, at);
         replica.exit = { code, signal, designed, at };
         const tail = designed ? '' : `: UNEXPECTEDLY; its last output:\n${proc.output().split('\n').slice(-60).join('\n')}`;
         this.o.log(`${name} exited (code ${code}, signal ${signal})${tail}`);
@@ -144,19 +142,10 @@ export class ReplicaSet {
     }
   }
 
-  /**
-   * Whether `name` led and then went a renew deadline without a successful Lease write before `at`:
-   * from its last one to the exit, or from the one before to the last, when the last landed after
-   * that gap (the server answered a renew the program had given up on at its deadline: client-go's
-   * elector, and ours, count a renew as done only when its answer comes in time).
-   */
-  private lostLease(name: string, at: number): boolean {
+  /** Whether `r` led and its hold had lapsed by `at`, by what its proxy passed on (lease-loss.ts). */
+  private lostLease(r: Replica, at: number): boolean {
     const renewS = this.o.program.lease?.renewS;
-    const writes = this.leaseWrites().filter((w) => w.replica === name && w.done <= at);
-    const [previous, last] = [writes.at(-2), writes.at(-1)];
-    if (renewS === undefined || last === undefined) return false;
-    const deadline = renewS * 1000 * LOST_LEASE_SLACK;
-    return at - last.done >= deadline || (previous !== undefined && last.done - previous.done >= deadline);
+    return renewS !== undefined && exitAfterLeaseLoss(r.proxy.leaseRenewals(), renewS * 1000, at);
   }
 
   private leaseWrites(): { replica: string; done: number }[] {
