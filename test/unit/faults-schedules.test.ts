@@ -108,10 +108,20 @@ describe('replay', () => {
     assert.throws(() => scheduleFromSeed('partition.echo-basic.0', 1, peer), /no leader election/);
   });
 
+  it('lags every object watch in some stale schedules and the Echo watches alone in others', () => {
+    const stale = all300().flatMap((x) => (x.faults.class === 'stale' ? [x.faults.lagging] : []));
+    assert.ok(stale.includes('objects') && stale.includes('echos'), stale.join(','));
+  });
+
   it('keeps fault parameters in range', () => {
     for (const x of all300()) {
       const f = x.faults;
       if (f.class === 'stale') assert.ok(f.relativeToResync === 'below' ? f.watchDelayMs < 2000 : f.watchDelayMs > 2000);
+      if (f.class === 'stale' && f.lagging === 'echos') {
+        assert.notEqual(x.workload, 'scheduled-basic', 'the Echo watches alone lag only where there are Echos');
+        const takeover = (ours.lease!.durationS + ours.lease!.retryS) * 1000;
+        assert.ok(f.watchDelayMs > takeover, `${f.watchDelayMs} ms outlasts the takeover (${takeover} ms)`);
+      }
       if (f.class === 'partition') assert.ok(f.silenceMs > ours.lease!.durationS * 1000);
       if (f.class === 'overload') assert.ok(f.fraction >= 0.3 && f.fraction <= 0.9 && [429, 503].includes(f.status));
       if (f.class === 'restart') assert.ok(f.compact || f.restartApiserver);

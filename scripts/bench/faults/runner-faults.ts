@@ -4,8 +4,10 @@
  *
  *  - intermediate: SIGKILL the replica inside its proxy's onWrite for the k-th counted write (the
  *    server has answered, the replica has not seen the answer); the replica set starts a fresh one.
- *  - stale: the standby's object watches (not its Lease's) lag by d from its start (armed before
- *    the standby starts, in prepareStandby); the leader is SIGKILLed at its time; the standby takes
+ *  - stale: the standby's object watches (not its Lease's), or its Echo watches alone, lag by d
+ *    from its start (armed before the standby starts, in prepareStandby); the leader is SIGKILLed
+ *    at its time (with the Echo watches alone, that long after the first run the program
+ *    finished: what it recorded of the run is then only in the leader's cache); the standby takes
  *    the Lease with a cache up to d old.
  *  - unobserved: drop up to N events (of one kind, or any) or merge MODIFIED events from the
  *    start until its time, then end every watch with a 410 (and refuse the next ones): the replica
@@ -21,20 +23,32 @@
  * API server ready again); a fault whose target is gone (a replica that already exited) is
  * recorded as skipped, never thrown.
  */
+import type { V1Job } from '@kubernetes/client-node';
+import { ECHOS, type Echo } from '../../../src/api/echo.js';
+import { isFinished } from '../../../src/controllers/echo/status.js';
+import { JOBS, resourcePath } from '../../../src/kube/resources.js';
+import type { RestClient } from '../../../src/kube/rest.js';
 import { killApiserver, restartApiserver, type ControlPlaneState } from '../../controlplane/cluster.js';
 import { sleep } from '../log.js';
 import { deriveSeed, mulberry32 } from './random.js';
+import { controllerOf } from './judge-pod.js';
+import { jobPhase } from './judge-state.js';
 import { compactEtcd } from './runner-controlplane.js';
 import type { Replica, ReplicaSet } from './runner-replicas.js';
 import type { FaultProxy } from './proxy.js';
 import type { Faults } from './schedules.js';
 import type { TimelineEvent } from './timeline.js';
 
-/** The watches whose events the stale class holds back: the objects, not the Lease. */
-const OBJECT_WATCHES = /\/(echos|scheduledechos|jobs|cronjobs)$/;
+/** The watches whose events the stale class holds back: the objects, not the Lease; or the Echos alone. */
+const LAGGING_WATCHES = { objects: /\/(echos|scheduledechos|jobs|cronjobs)$/, echos: /\/echos$/ } as const;
+/** How long the stale class waits for a finished run before it kills the leader anyway. */
+const FINISHED_RUN_TIMEOUT_MS = 20_000;
 
 export interface FaultContext {
   faults: Faults;
+  /** The admin's client and the schedule's namespace, to see what the program did. */
+  rest: RestClient;
+  namespace: string;
   seed: number;
   replicas: ReplicaSet;
   state: ControlPlaneState;
@@ -46,7 +60,7 @@ export interface FaultContext {
 /** Arms what must be in place before the standby (r1) starts. */
 export function prepareStandby(faults: Faults): ((proxy: FaultProxy) => void) | undefined {
   if (faults.class !== 'stale') return undefined;
-  return (proxy) => proxy.delayWatches(faults.watchDelayMs, OBJECT_WATCHES);
+  return (proxy) => proxy.delayWatches(faults.watchDelayMs, LAGGING_WATCHES[faults.lagging]);
 }
 
 /** Arms what must be in place before the workload's first write (on the first replica). */
@@ -78,9 +92,13 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
           replica: standby.name,
           from: standby.startedAt,
           to: Date.now(),
-          label: `watches ${f.watchDelayMs} ms late`,
+          label: `${f.lagging === 'echos' ? 'Echo watches' : 'watches'} ${f.watchDelayMs} ms late`,
         });
-      await at(f.killLeaderAtMs);
+      if (f.lagging === 'echos') {
+        const finished = await eventually(() => anyRunFinished(ctx), FINISHED_RUN_TIMEOUT_MS);
+        if (!finished) ctx.notes.push(`no run finished within ${FINISHED_RUN_TIMEOUT_MS} ms: the leader is killed anyway`);
+        await sleep(f.killLeaderAtMs);
+      } else await at(f.killLeaderAtMs);
       const leader = ctx.replicas.leader();
       if (!leader || leader.exit) return skipped(ctx, 'no running leader to kill');
       ctx.replicas.kill(leader, 'SIGKILL');
@@ -141,6 +159,29 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
       return;
     }
   }
+}
+
+/** Whether the program finished a run of an Echo: its status says so, or (a program keeping none) its Job completed. */
+async function anyRunFinished(ctx: FaultContext): Promise<boolean> {
+  const [echos, jobs] = await Promise.all([
+    ctx.rest.request<{ items?: Echo[] }>('GET', resourcePath(ECHOS, ctx.namespace), { timeoutMs: 5000 }),
+    ctx.rest.request<{ items?: V1Job[] }>('GET', resourcePath(JOBS, ctx.namespace), { timeoutMs: 5000 }),
+  ]);
+  return (echos.items ?? []).some((e) =>
+    e.status
+      ? isFinished(e.status.phase)
+      : (jobs.items ?? []).some((j) => controllerOf(j.metadata)?.uid === e.metadata.uid && jobPhase(j) === 'Succeeded'),
+  );
+}
+
+/** Polls `cond` (a failing call counts as false: the API server may be restarting) until true or `timeoutMs`. */
+async function eventually(cond: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await cond().catch(() => false)) return true;
+    await sleep(100);
+  }
+  return false;
 }
 
 function skipped(ctx: FaultContext, why: string): void {

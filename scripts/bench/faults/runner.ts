@@ -108,7 +108,17 @@ async function play1(
       if (!(await replicas.holdsLease(first, 30_000))) notes.push(`${first.name} did not take the Lease in 30 s`);
       await replicas.startReady(prepareStandby(faults));
     }
-    const ctx: FaultContext | undefined = faults && { faults, seed, replicas, state: env.state, log: env.log, timeline, notes };
+    const ctx: FaultContext | undefined = faults && {
+      faults,
+      rest: env.bench.rest,
+      namespace: ns,
+      seed,
+      replicas,
+      state: env.state,
+      log: env.log,
+      timeline,
+      notes,
+    };
     if (ctx) armBeforeWorkload(ctx, first);
     let faultsDone: Promise<unknown> = Promise.resolve();
     const result = await runWorkload(workload, {

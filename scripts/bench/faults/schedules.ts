@@ -39,6 +39,12 @@ export const WORKLOAD_NAMES = Object.keys(WORKLOADS) as WorkloadName[];
 export const CAMPAIGN_RESYNC_S = 2;
 /** Watch delays of the stale class, ms: below and above CAMPAIGN_RESYNC_S. */
 export const STALE_DELAYS_MS = { below: [500, 1000, 1500], above: [3000, 4500, 6000] } as const;
+/**
+ * Delays of the Echo watches alone (the Job watches current): longer than the takeover after the
+ * leader dies (a lease duration and a retry), so the new leader meets Jobs whose Echos it does not
+ * know as they are yet.
+ */
+export const STALE_ECHO_DELAYS_MS = [6000, 7000, 8000] as const;
 
 /** What the schedules need to know of a program (a subset of programs.ts's Program). */
 export interface ProgramTraits {
@@ -51,7 +57,18 @@ export interface ProgramTraits {
 /** Times are ms after the workload's first write. */
 export type Faults =
   | { class: 'intermediate'; killAfterWrite: number }
-  | { class: 'stale'; watchDelayMs: number; relativeToResync: 'below' | 'above'; killLeaderAtMs: number }
+  | {
+      class: 'stale';
+      /**
+       * Which of the standby's watches lag: every object watch, or the Echo watches alone (watches
+       * of different kinds out of step, as after one of them re-lists).
+       */
+      lagging: 'objects' | 'echos';
+      watchDelayMs: number;
+      relativeToResync: 'below' | 'above';
+      /** For 'objects', ms after the workload's first write; for 'echos', after the first run the program finished. */
+      killLeaderAtMs: number;
+    }
   | {
       class: 'unobserved';
       mode: 'drop' | 'merge';
@@ -196,9 +213,19 @@ function faultsFor(cls: FaultClass, workload: WorkloadName, n: number, random: (
     case 'intermediate':
       return { class: cls, killAfterWrite: n };
     case 'stale': {
+      // The Echo-only lag needs a run that finishes before the leader dies: a workload with Echos.
+      if ((WORKLOADS[workload] as readonly Kind[]).includes('Echo') && random() < 0.5)
+        return {
+          class: cls,
+          lagging: 'echos',
+          watchDelayMs: pick(random, STALE_ECHO_DELAYS_MS),
+          relativeToResync: 'above',
+          killLeaderAtMs: intBetween(random, 0, 500),
+        };
       const relativeToResync = random() < 0.5 ? 'below' : 'above';
       return {
         class: cls,
+        lagging: 'objects',
         watchDelayMs: pick(random, STALE_DELAYS_MS[relativeToResync]),
         relativeToResync,
         killLeaderAtMs: intBetween(random, 100, 1500),

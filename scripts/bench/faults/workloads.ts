@@ -3,10 +3,12 @@
  * through a fault proxy), each step after the program has observed the previous one, so a clean
  * run makes the same writes in the same order every time (what the intermediate class counts).
  *
- *  - echo-basic: create 3 Echos; edit one's message; delete one.
+ *  - echo-basic: create 3 Echos; edit one's message while another's finished Job is removed (as
+ *    a TTL controller or a user would); delete the latter.
  *  - scheduled-basic: create 2 ScheduledEchos; change one's schedule; suspend the other's CronJob
  *    by hand (the API has no suspend: a user pausing it directly, which the operator must undo).
- *  - mixed: both kinds at once: 2 Echos and a ScheduledEcho; an edit of each kind; a delete.
+ *  - mixed: both kinds at once: 2 Echos and a ScheduledEcho; an edit of each kind and a finished
+ *    Job removed; a delete.
  *
  * Guarantees: every write is retried while the API server is unreachable or overloaded (the
  * restart class restarts it mid-workload), and a retried create or delete that went through the
@@ -23,7 +25,9 @@ import type { RestClient } from '../../../src/kube/rest.js';
 import type { KubeObject } from '../../../src/runtime/cache/store.js';
 import { withRetry } from '../api.js';
 import { sleep } from '../log.js';
+import { isFinished } from '../../../src/controllers/echo/status.js';
 import { controllerOf, renderedMessage } from './judge-pod.js';
+import { jobPhase } from './judge-state.js';
 import type { WorkloadName } from './schedules.js';
 
 type Step =
@@ -33,6 +37,11 @@ type Step =
   | { op: 'edit-schedule'; name: string; schedule: string }
   | { op: 'suspend-cronjob'; name: string }
   | { op: 'delete-echo'; name: string }
+  /**
+   * Delete the Echo's Job once its run finished, by the program's word (its status), or for a
+   * program keeping no status, the Job's: the run happened and must not happen again.
+   */
+  | { op: 'remove-finished-job'; name: string }
   /** Wait until the program observed these objects' current generation. */
   | { op: 'observed'; echos: string[]; scheduled: string[] };
 
@@ -44,7 +53,10 @@ const STEPS: Record<WorkloadName, Step[][]> = {
       { op: 'create-echo', name: 'e3', message: 'three' },
     ],
     [{ op: 'observed', echos: ['e1', 'e2', 'e3'], scheduled: [] }],
-    [{ op: 'edit-echo', name: 'e1', message: 'one, again' }],
+    [
+      { op: 'edit-echo', name: 'e1', message: 'one, again' },
+      { op: 'remove-finished-job', name: 'e3' },
+    ],
     [{ op: 'observed', echos: ['e1'], scheduled: [] }],
     [{ op: 'delete-echo', name: 'e3' }],
   ],
@@ -68,6 +80,7 @@ const STEPS: Record<WorkloadName, Step[][]> = {
     [
       { op: 'edit-echo', name: 'e1', message: 'one, again' },
       { op: 'edit-schedule', name: 's1', schedule: '*/10 * * * *' },
+      { op: 'remove-finished-job', name: 'e2' },
     ],
     [{ op: 'observed', echos: ['e1'], scheduled: ['s1'] }],
     [{ op: 'delete-echo', name: 'e2' }],
@@ -157,6 +170,18 @@ async function write(ctx: WorkloadContext, step: Exclude<Step, { op: 'observed' 
       }, 12);
       return;
     }
+    case 'remove-finished-job': {
+      const job = await finishedJob(ctx, step.name);
+      if (!job) return; // no run finished in time (a broken program): nothing to remove
+      await withRetry(async () => {
+        try {
+          await rest.request('DELETE', resourcePath(JOBS, ns, job), { query: { propagationPolicy: 'Background' } });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }, 12);
+      return;
+    }
     case 'delete-echo':
       await withRetry(async () => {
         try {
@@ -199,6 +224,30 @@ export function observedBy(o: Echo | ScheduledEcho, jobs: readonly V1Job[], cron
   return o.kind === 'Echo'
     ? mine(jobs).some((j) => renderedMessage(j.spec?.template.spec) === o.spec.message)
     : mine(cronJobs).some((c) => c.spec?.schedule === o.spec.schedule);
+}
+
+/** The name of the Echo's Job once its run finished (see the step), or undefined at the gate's deadline. */
+async function finishedJob(ctx: WorkloadContext, echoName: string): Promise<string | undefined> {
+  const deadline = Date.now() + ctx.gateTimeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const [echo, jobs] = await Promise.all([
+        ctx.rest.request<Echo>('GET', resourcePath(ECHOS, ctx.namespace, echoName), { timeoutMs: 5000 }),
+        ctx.rest.request<{ items?: V1Job[] }>('GET', resourcePath(JOBS, ctx.namespace), { timeoutMs: 5000 }),
+      ]);
+      const job = (jobs.items ?? []).find(
+        (j) => controllerOf(j.metadata)?.uid === echo.metadata.uid && renderedMessage(j.spec?.template.spec) === echo.spec.message,
+      );
+      const done = echo.status
+        ? isFinished(echo.status.phase) && echo.status.jobName === job?.metadata?.name
+        : job && jobPhase(job) === 'Succeeded';
+      if (job && done) return job.metadata!.name;
+    } catch {
+      // the API server restarting: not yet
+    }
+    await sleep(100);
+  }
+  return undefined;
 }
 
 async function observed(ctx: WorkloadContext, echos: string[], scheduled: string[]): Promise<boolean> {
