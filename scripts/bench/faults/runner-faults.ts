@@ -41,6 +41,8 @@ import type { TimelineEvent } from './timeline.js';
 
 /** The watches whose events the stale class holds back: the objects, not the Lease; or the Echos alone. */
 const LAGGING_WATCHES = { objects: /\/(echos|scheduledechos|jobs|cronjobs)$/, echos: /\/echos$/ } as const;
+/** How long the stale class waits for the standby to take the Lease once the leader is killed. */
+const TAKEOVER_TIMEOUT_MS = 30_000;
 /** How long the stale class waits for a finished run before it kills the leader anyway. */
 const FINISHED_RUN_TIMEOUT_MS = 20_000;
 
@@ -103,6 +105,15 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
       if (!leader || leader.exit) return skipped(ctx, 'no running leader to kill');
       ctx.replicas.kill(leader, 'SIGKILL');
       span('SIGKILL', Date.now(), leader.name);
+      // The schedule is about what the standby does as leader from its lagging view: it must not
+      // end (the workload may be done already) before the standby led for as long as its lag.
+      if (standby && standby !== leader) {
+        const from = Date.now();
+        if (!(await ctx.replicas.holdsLease(standby, TAKEOVER_TIMEOUT_MS)))
+          return skipped(ctx, `${standby.name} did not take the Lease within ${TAKEOVER_TIMEOUT_MS} ms`);
+        await sleep(f.watchDelayMs);
+        span('leads from a lagging view', from, standby.name);
+      }
       return;
     }
     case 'unobserved': {
