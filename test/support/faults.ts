@@ -147,6 +147,9 @@ export async function logEntries(op: OperatorProcess): Promise<LogEntry[]> {
     });
 }
 
+/** How long an operator whose probe server stopped answering may take to exit (its graceful shutdown). */
+const SHUTDOWN_MS = 15_000;
+
 /**
  * Resolves once every line the operator logged before the call is in op.output(). Its logger
  * writes the lines of an event-loop turn at that turn's end, synchronously (CoalescingStream),
@@ -168,8 +171,20 @@ async function logRead(op: OperatorProcess): Promise<void> {
       await res.arrayBuffer();
       answers++;
     } catch (err) {
-      // One that exited meanwhile is read to its end above; one still running must answer.
-      if (!exited()) throw new Error(`the operator's probe server did not answer, so its log cannot be known to be read: ${String(err)}`);
+      // One that exited meanwhile is read to its end above. One shutting down closes its probe
+      // server before it exits: give it the time a shutdown takes. One still running must answer.
+      const exitedInTime = await Promise.race([
+        op.exited.then(
+          () => true,
+          () => true,
+        ),
+        new Promise<boolean>((r) => setTimeout(() => r(false), SHUTDOWN_MS).unref()),
+      ]);
+      if (!exitedInTime)
+        throw new Error(
+          `the operator's probe server did not answer, so its log cannot be known to be read: ${String(err)}; its last output:\n` +
+            op.output().split('\n').slice(-20).join('\n'),
+        );
     }
   }
   await new Promise((r) => setImmediate(r));
