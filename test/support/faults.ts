@@ -173,18 +173,12 @@ async function logRead(op: OperatorProcess): Promise<void> {
     } catch (err) {
       // One that exited meanwhile is read to its end above. One shutting down closes its probe
       // server before it exits: give it the time a shutdown takes. One still running must answer.
-      const exitedInTime = await Promise.race([
-        op.exited.then(
-          () => true,
-          () => true,
-        ),
-        new Promise<boolean>((r) => setTimeout(() => r(false), SHUTDOWN_MS).unref()),
-      ]);
-      if (!exitedInTime)
+      await within('the operator to exit', op.exited, SHUTDOWN_MS).catch(() => {
         throw new Error(
           `the operator's probe server did not answer, so its log cannot be known to be read: ${String(err)}; its last output:\n` +
             op.output().split('\n').slice(-20).join('\n'),
         );
+      });
     }
   }
   await new Promise((r) => setImmediate(r));

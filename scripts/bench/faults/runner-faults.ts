@@ -25,19 +25,18 @@
  */
 import type { V1Job } from '@kubernetes/client-node';
 import { ECHOS, type Echo } from '../../../src/api/echo.js';
-import { isFinished } from '../../../src/controllers/echo/status.js';
 import { JOBS, resourcePath } from '../../../src/kube/resources.js';
 import type { RestClient } from '../../../src/kube/rest.js';
 import { killApiserver, restartApiserver, type ControlPlaneState } from '../../controlplane/cluster.js';
+import { eventually } from '../../eventually.js';
 import { sleep } from '../log.js';
 import { deriveSeed, mulberry32 } from './random.js';
-import { controllerOf } from './judge-pod.js';
-import { jobPhase } from './judge-state.js';
 import { compactEtcd } from './runner-controlplane.js';
 import type { Replica, ReplicaSet } from './runner-replicas.js';
 import type { FaultProxy } from './proxy.js';
 import type { Faults } from './schedules.js';
 import type { TimelineEvent } from './timeline.js';
+import { finishedJobOf } from './workloads.js';
 
 /** The watches whose events the stale class holds back: the objects, not the Lease; or the Echos alone. */
 const LAGGING_WATCHES = { objects: /\/(echos|scheduledechos|jobs|cronjobs)$/, echos: /\/echos$/ } as const;
@@ -97,7 +96,10 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
           label: `${f.lagging === 'echos' ? 'Echo watches' : 'watches'} ${f.watchDelayMs} ms late`,
         });
       if (f.lagging === 'echos') {
-        const finished = await eventually(() => anyRunFinished(ctx), FINISHED_RUN_TIMEOUT_MS);
+        const finished = await eventually('a finished run', () => anyRunFinished(ctx), FINISHED_RUN_TIMEOUT_MS, 100).then(
+          () => true,
+          () => false,
+        );
         if (!finished) ctx.notes.push(`no run finished within ${FINISHED_RUN_TIMEOUT_MS} ms: the leader is killed anyway`);
         await sleep(f.killLeaderAtMs);
       } else await at(f.killLeaderAtMs);
@@ -172,27 +174,13 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
   }
 }
 
-/** Whether the program finished a run of an Echo: its status says so, or (a program keeping none) its Job completed. */
+/** Whether the program finished a run of some Echo (workloads.ts's finishedJobOf). */
 async function anyRunFinished(ctx: FaultContext): Promise<boolean> {
   const [echos, jobs] = await Promise.all([
     ctx.rest.request<{ items?: Echo[] }>('GET', resourcePath(ECHOS, ctx.namespace), { timeoutMs: 5000 }),
     ctx.rest.request<{ items?: V1Job[] }>('GET', resourcePath(JOBS, ctx.namespace), { timeoutMs: 5000 }),
   ]);
-  return (echos.items ?? []).some((e) =>
-    e.status
-      ? isFinished(e.status.phase)
-      : (jobs.items ?? []).some((j) => controllerOf(j.metadata)?.uid === e.metadata.uid && jobPhase(j) === 'Succeeded'),
-  );
-}
-
-/** Polls `cond` (a failing call counts as false: the API server may be restarting) until true or `timeoutMs`. */
-async function eventually(cond: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await cond().catch(() => false)) return true;
-    await sleep(100);
-  }
-  return false;
+  return (echos.items ?? []).some((e) => finishedJobOf(e, jobs.items ?? []) !== undefined);
 }
 
 function skipped(ctx: FaultContext, why: string): void {

@@ -23,6 +23,7 @@ import { isAlreadyExists, isNotFound } from '../../../src/kube/errors.js';
 import { CRONJOBS, JOBS, resourcePath, type ResourceType } from '../../../src/kube/resources.js';
 import type { RestClient } from '../../../src/kube/rest.js';
 import type { KubeObject } from '../../../src/runtime/cache/store.js';
+import { eventually } from '../../eventually.js';
 import { withRetry } from '../api.js';
 import { sleep } from '../log.js';
 import { isFinished } from '../../../src/controllers/echo/status.js';
@@ -226,28 +227,33 @@ export function observedBy(o: Echo | ScheduledEcho, jobs: readonly V1Job[], cron
     : mine(cronJobs).some((c) => c.spec?.schedule === o.spec.schedule);
 }
 
-/** The name of the Echo's Job once its run finished (see the step), or undefined at the gate's deadline. */
+/**
+ * The Job that prints the Echo's current message, once its run finished: by the program's word
+ * (its status names that Job and a final phase), or, for a program keeping no status, the Job's.
+ */
+export function finishedJobOf(echo: Echo, jobs: readonly V1Job[]): V1Job | undefined {
+  const job = jobs.find(
+    (j) => controllerOf(j.metadata)?.uid === echo.metadata.uid && renderedMessage(j.spec?.template.spec) === echo.spec.message,
+  );
+  if (!job) return undefined;
+  const done = echo.status ? isFinished(echo.status.phase) && echo.status.jobName === job.metadata?.name : jobPhase(job) === 'Succeeded';
+  return done ? job : undefined;
+}
+
+/** The name of the Echo's Job once its run finished (finishedJobOf), or undefined at the gate's deadline. */
 async function finishedJob(ctx: WorkloadContext, echoName: string): Promise<string | undefined> {
-  const deadline = Date.now() + ctx.gateTimeoutMs;
-  while (Date.now() < deadline) {
-    try {
+  return eventually(
+    `the run of ${echoName} to finish`,
+    async () => {
       const [echo, jobs] = await Promise.all([
         ctx.rest.request<Echo>('GET', resourcePath(ECHOS, ctx.namespace, echoName), { timeoutMs: 5000 }),
         ctx.rest.request<{ items?: V1Job[] }>('GET', resourcePath(JOBS, ctx.namespace), { timeoutMs: 5000 }),
       ]);
-      const job = (jobs.items ?? []).find(
-        (j) => controllerOf(j.metadata)?.uid === echo.metadata.uid && renderedMessage(j.spec?.template.spec) === echo.spec.message,
-      );
-      const done = echo.status
-        ? isFinished(echo.status.phase) && echo.status.jobName === job?.metadata?.name
-        : job && jobPhase(job) === 'Succeeded';
-      if (job && done) return job.metadata!.name;
-    } catch {
-      // the API server restarting: not yet
-    }
-    await sleep(100);
-  }
-  return undefined;
+      return finishedJobOf(echo, jobs.items ?? [])?.metadata?.name;
+    },
+    ctx.gateTimeoutMs,
+    100,
+  ).catch(() => undefined);
 }
 
 async function observed(ctx: WorkloadContext, echos: string[], scheduled: string[]): Promise<boolean> {
