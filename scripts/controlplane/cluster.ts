@@ -152,19 +152,36 @@ export function isRunning(state: ControlPlaneState): boolean {
 }
 
 /**
- * A port free on every address: what it is given to (the operator's metrics and health servers,
- * the control plane) may listen on all of them, and a port held on one other address (a test's
- * forwarder on the machine's own IP) would refuse such a listener.
+ * A port free on every address, drawn from below the kernel's ephemeral range: what it is given to
+ * (the operator's metrics and health servers, the control plane) may listen on all of them, and a
+ * port held on one other address (a test's forwarder on the machine's own IP) would refuse such a
+ * listener. Below the ephemeral range, because outgoing connections take their local ports from
+ * it: a port found free there can be taken by any connection before its owner listens (seen when
+ * a fault campaign's proxies opened thousands of connections beside a test starting an operator).
  */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+export async function freePort(): Promise<number> {
+  const ephemeralStart = ephemeralPortRangeStart();
+  const low = Math.min(20_000, ephemeralStart - 1000);
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = low + Math.floor(Math.random() * (ephemeralStart - low));
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error(`no free port between ${low} and ${ephemeralStart} (below the ephemeral range)`);
+}
+
+function ephemeralPortRangeStart(): number {
+  try {
+    const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (first > 2000) return first;
+  } catch {
+    /* not Linux */
+  }
+  return 32768; // Linux's default
 }
 
 /** A kubeconfig for `client`: a client certificate (the admin's by default) or a bearer token. */

@@ -95,6 +95,9 @@ test('the kubelet stand-in completes a Job without a node: its pod Succeeded, th
     pods.items.map((p) => [p.spec?.nodeName, p.status?.phase, p.status?.containerStatuses?.[0]?.state?.terminated?.exitCode]),
     [[undefined, 'Succeeded', 0]],
   );
+  // The stand-in counts a pod once its patch is answered; that answer may still be unread here,
+  // since kubectl runs synchronously and blocks this process's event loop while the Job completes.
+  await eventually('the stand-in to count its completed pod', () => kubelet!.completed() > 0, 10_000);
   assert.equal(kubelet!.completed(), 1);
 });
 

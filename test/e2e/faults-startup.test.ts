@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
-import { writeKubeconfig } from '../../scripts/controlplane/cluster.js';
+import { freePort, writeKubeconfig } from '../../scripts/controlplane/cluster.js';
 import { generatePki } from '../../scripts/controlplane/pki.js';
 import { crdName } from '../../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
@@ -26,7 +26,6 @@ import {
   logEntries,
   messageOf,
   requestsEndedWith,
-  reservablePort,
   startPrivateControlPlane,
   type LogEntry,
   type PrivateControlPlane,
@@ -97,7 +96,7 @@ async function echoGetsJob(ns: string): Promise<void> {
 test('API server unreachable at start: a clear message, retries, then it works once the server is up', { timeout: 180_000 }, async (t) => {
   // The certificates exist before the server does, so the kubeconfig is the one that will work.
   const pki = generatePki();
-  const port = await reservablePort();
+  const port = await freePort();
   const kubeconfig = join(tmp, 'kubeconfig');
   writeKubeconfig(kubeconfig, `https://127.0.0.1:${port}`, pki);
   const op = await startOperator(t, { KUBECONFIG: kubeconfig, NAMESPACE: 'default', ...PATIENT });

@@ -41,7 +41,8 @@ import { startPrometheus } from '../../scripts/monitoring/prometheus.js';
 import { loadOperatorImage } from '../../scripts/operator-image.js';
 import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
 import { manifestsOf } from '../support/manifests.js';
-import { reservablePort, startPrivateControlPlane } from '../support/faults.js';
+import { freePort } from '../../scripts/controlplane/cluster.js';
+import { startPrivateControlPlane } from '../support/faults.js';
 import { eventually } from '../support/eventually.js';
 import { addOnsReady } from '../support/addons.js';
 
@@ -165,7 +166,7 @@ test(
     const operatorLog: string[] = [];
     const operator = spawn(
       po.operator,
-      [`--web.listen-address=127.0.0.1:${await reservablePort()}`, `--namespaces=${NS}`, '--log-format=logfmt'],
+      [`--web.listen-address=127.0.0.1:${await freePort()}`, `--namespaces=${NS}`, '--log-format=logfmt'],
       { env: { ...process.env, KUBECONFIG: cp.state.kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const keep = (d: Buffer): void => {

@@ -3,13 +3,18 @@
  * or strip the API server, never the shared one other tests use), kubectl bound to any
  * kubeconfig, the operator's JSON log lines and /metrics samples, and bulk API calls.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { after, before } from 'node:test';
 import { join } from 'node:path';
 import type { V1Job } from '@kubernetes/client-node';
-import { startControlPlane, stopControlPlane, type ControlPlaneState, type StartOptions } from '../../scripts/controlplane/cluster.js';
+import {
+  freePort,
+  startControlPlane,
+  stopControlPlane,
+  type ControlPlaneState,
+  type StartOptions,
+} from '../../scripts/controlplane/cluster.js';
 import { loadKubeConfig, RestClient, type RequestOpts } from '../../src/kube/index.js';
 import { kubectlFor as kubectlForCluster, type Kubectl } from '../../scripts/kubectl.js';
 
@@ -21,31 +26,6 @@ import { metricSample, scrape } from './http.js';
 
 /** kubectl against another kubeconfig than the test's own (a proxy's, a cluster a test starts). */
 export const kubectlFor = (kubeconfig: string): Kubectl => kubectlForCluster(kubeconfig, { timeoutMs: KUBECTL_TIMEOUT_MS });
-
-/**
- * A free port (on every address) that nothing will take by chance while a test holds it unused for a while:
- * below the kernel's ephemeral range, which outgoing connections (and freePort) draw from.
- */
-export async function reservablePort(): Promise<number> {
-  let ephemeralStart = 32768;
-  try {
-    ephemeralStart = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || ephemeralStart;
-  } catch {
-    /* not Linux: the usual default */
-  }
-  const low = Math.min(20_000, ephemeralStart - 1000);
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = low + Math.floor(Math.random() * (ephemeralStart - low));
-    const free = await new Promise<boolean>((resolve) => {
-      const srv = createServer();
-      srv.once('error', () => resolve(false));
-      // Every address: the operator listens on all of them.
-      srv.listen(port, () => srv.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('no free port below the ephemeral range');
-}
 
 export interface PrivateControlPlane {
   state: ControlPlaneState;
@@ -60,7 +40,7 @@ export async function startPrivateControlPlane(opts: Omit<StartOptions, 'dir' | 
   const dir = mkdtempSync(join(tmpdir(), 'echoperator-fault-cp-'));
   // A port below the ephemeral range: fault tests restart kube-apiserver on it, and meanwhile an
   // outgoing connection must not be given it as its local port.
-  const apiserverPort = opts.apiserverPort ?? (await reservablePort());
+  const apiserverPort = opts.apiserverPort ?? (await freePort());
   const state = await startControlPlane({ ...opts, apiserverPort, dir, detached: false, log: () => undefined });
   const kubectl = kubectlFor(state.kubeconfig);
   let stopped: Promise<void> | undefined;
