@@ -17,6 +17,7 @@ import type { Echo } from '../../src/api/echo.js';
 import { freePort, writeKubeconfig } from '../../scripts/controlplane/cluster.js';
 import { generatePki } from '../../scripts/controlplane/pki.js';
 import { crdName } from '../../src/api/crd.js';
+import { reflectorBackoffDefaults } from '../../src/runtime/backoff.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { within } from '../support/eventually.js';
 import { eventually, itemsOf } from '../support/kube.js';
@@ -49,6 +50,8 @@ const CRDS_NAMED = CRDS.map((n) => n.replaceAll('.', '\\.')).join(' and ');
  * a control plane on a loaded machine) is not theirs to bound, so their start-up deadline is long.
  */
 const PATIENT = { CACHE_SYNC_TIMEOUT_SECONDS: '600' };
+/** The longest wait between two attempts of the preflight (its Backoff has the defaults). */
+const PREFLIGHT_BACKOFF_CAP_MS = reflectorBackoffDefaults.maxMs;
 
 /** Log entries at error level whose message contains `text`. */
 async function errorsContaining(op: OperatorProcess, text: string): Promise<LogEntry[]> {
@@ -59,7 +62,9 @@ async function errorsContaining(op: OperatorProcess, text: string): Promise<LogE
  * Resolves once the operator has made two more attempts since it said its problem, so that "said
  * once" below covers retries that did happen. Each attempt ends `perAttempt` requests with `code`
  * (no answer: /version and the CRDs' group discovery; CRDs missing: the discovery alone). The
- * attempts come 0.8-1.6 s, then 1.6-3.2 s apart (the preflight's backoff).
+ * attempts come 0.8-1.6 s apart, then twice as far each time, up to 30 s (the preflight's
+ * backoff, client-go's reflector's): on a loaded machine the problem may be read several attempts
+ * after it was said, so the next two can be up to a minute away.
  */
 async function retriedTwice(op: OperatorProcess, code: string, perAttempt: number): Promise<void> {
   const atFirst = await requestsEndedWith(op, code);
@@ -67,7 +72,7 @@ async function retriedTwice(op: OperatorProcess, code: string, perAttempt: numbe
   await eventually(
     `two more attempts (requests ending ${code})`,
     async () => (await requestsEndedWith(op, code)) >= atFirst + 2 * perAttempt,
-    30_000,
+    2 * PREFLIGHT_BACKOFF_CAP_MS + 15_000,
   );
 }
 
@@ -93,7 +98,7 @@ async function echoGetsJob(ns: string): Promise<void> {
   );
 }
 
-test('API server unreachable at start: a clear message, retries, then it works once the server is up', { timeout: 180_000 }, async (t) => {
+test('API server unreachable at start: a clear message, retries, then it works once the server is up', { timeout: 300_000 }, async (t) => {
   // The certificates exist before the server does, so the kubeconfig is the one that will work.
   const pki = generatePki();
   const port = await freePort();
@@ -130,7 +135,7 @@ test('API server unreachable at start: a clear message, retries, then it works o
 
 test(
   'CRDs missing: a message naming how to install them, then it works without a restart once they are',
-  { timeout: 180_000 },
+  { timeout: 300_000 },
   async (t) => {
     // The previous test's control plane, now without the CRDs (or a fresh one if that test failed early).
     cp ??= await startPrivateControlPlane();
