@@ -9,6 +9,9 @@
  * once stopped (processes, mounts, namespaces, cgroups): what is there after the run and was not
  * before it fails the run.
  *
+ * A run of only unit files runs them in one process (scripts/unit-process.ts); with end-to-end
+ * files, every file gets a process of its own, as `node --test` does.
+ *
  * The unit files of the run also run on every other supported Node line (scripts/unit-lines.ts,
  * TEST_NODE_LINES), one line after another once the main run is done; the run fails if any line
  * fails, and the runner's summary is printed after them, so the run still ends with it.
@@ -23,7 +26,7 @@ import { machineLeftovers } from './controlplane/node/node.js';
 import { acquireControlPlane } from './controlplane/session.js';
 import { kubectlFor } from './kubectl.js';
 import { ensureBundle } from './runtimes.js';
-import { selectedLines, unitTierOnLines } from './unit-lines.js';
+import { selectedLines, unitProcessArgs, unitTierOnLines } from './unit-lines.js';
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir)
@@ -82,20 +85,21 @@ async function main(): Promise<void> {
     if (builder?.pid && builder.exitCode === null && builder.signalCode === null) process.kill(-builder.pid, signal);
   };
   const built = builder ? new Promise<number>((resolve) => builder.on('close', (c) => resolve(c ?? 1))) : Promise.resolve(0);
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files],
-    {
-      // stdout passes through here so that the runner's summary can be held back until the other
-      // Node lines are done: whatever they print, the run ends with the runner's own summary.
-      stdio: ['inherit', 'pipe', 'inherit'],
-      env: {
-        ...process.env,
-        ...(lease ? { KUBECONFIG: lease.kubeconfig, ECHOPERATOR_TEST_CLUSTER: '1' } : {}),
-        ...(bundle ? { ECHOPERATOR_TEST_BUNDLE: bundle } : {}),
-      },
+  // Only unit files: one process for them all (scripts/unit-process.ts). With end-to-end files, a
+  // process per file, so that they run side by side (they wait on the cluster, not the CPU).
+  const args = needsCluster
+    ? ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files]
+    : unitProcessArgs(files);
+  const child = spawn(process.execPath, args, {
+    // stdout passes through here so that the runner's summary can be held back until the other
+    // Node lines are done: whatever they print, the run ends with the runner's own summary.
+    stdio: ['inherit', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      ...(lease ? { KUBECONFIG: lease.kubeconfig, ECHOPERATOR_TEST_CLUSTER: '1' } : {}),
+      ...(bundle ? { ECHOPERATOR_TEST_BUNDLE: bundle } : {}),
     },
-  );
+  });
   const summary = holdSummary(child.stdout);
   const stopLines = new AbortController();
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)

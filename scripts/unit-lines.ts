@@ -8,7 +8,8 @@
  * (e.g. `26` or `24,26`) runs those; empty runs none. Anything else stops the run naming the
  * setting and the accepted values.
  *
- * Each line's output is kept and printed only when it fails (four spec reporters interleaved
+ * Each line runs its files in one process (scripts/unit-process.ts), as a run of only unit files
+ * does on this Node. Each line's output is kept and printed only when it fails (four spec reporters interleaved
  * would be unreadable); a passing line prints one summary line.
  */
 import { spawn } from 'node:child_process';
@@ -31,6 +32,11 @@ export function selectedLines(env: NodeJS.ProcessEnv = process.env, current = pr
   return NODE_LINES.filter((v) => wanted.includes(nodeMajor(v)) && nodeMajor(v) !== nodeMajor(current));
 }
 
+/** Node's arguments that run unit test files in one process (scripts/unit-process.ts), with the spec report. */
+export function unitProcessArgs(files: string[]): string[] {
+  return ['--import', 'tsx', '--test-reporter=spec', 'scripts/unit-process.ts', ...files];
+}
+
 /** What one line's run ended with: its exit code, wall time and kept output. */
 interface LineResult {
   version: string;
@@ -41,14 +47,7 @@ interface LineResult {
 
 function runLine(version: string, node: string, files: string[], signal?: AbortSignal): Promise<LineResult> {
   const started = Date.now();
-  const child = spawn(
-    node,
-    ['--import', 'tsx', '--test', '--test-reporter=spec', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 4}`, ...files],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      signal,
-    },
-  );
+  const child = spawn(node, unitProcessArgs(files), { stdio: ['ignore', 'pipe', 'pipe'], signal });
   child.on('error', () => {}); // an abort: 'close' follows with the signal, reported as a failure
   const chunks: Buffer[] = [];
   child.stdout.on('data', (c: Buffer) => chunks.push(c));
