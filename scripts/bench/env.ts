@@ -3,7 +3,7 @@
  * asked), a bench RestClient (the operator's own transport, src/kube/rest.ts), the CRDs.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -49,10 +49,23 @@ export async function operatorCommand(opts: { fromSource?: boolean } = {}): Prom
   if (opts.fromSource) return sourceCommand();
   if (existsSync(BUNDLE_PATH)) {
     const stale = newerSources(statSync(BUNDLE_PATH).mtimeMs);
-    if (stale.length === 0) return { argv: [process.execPath, BUNDLE_PATH], kind: 'bundle', describe: `node ${BUNDLE_PATH}` };
+    if (stale.length === 0) return { argv: [process.execPath, bundleCopy()], kind: 'bundle', describe: `node ${BUNDLE_PATH}` };
     log(`${BUNDLE_PATH} is older than ${stale.length} file(s) in src/ (e.g. ${stale[0]}): bundling src/ into a temporary file instead`);
   }
   return temporaryBundle(existsSync(BUNDLE_PATH) ? `${BUNDLE_PATH} is older than src/` : `no ${BUNDLE_PATH}`);
+}
+
+/**
+ * A copy of the bundle in a temporary folder (removed by the cleanup), which the benchmark runs:
+ * a build while it runs (`npm test` rebuilds a bundle older than src/) replaces dist/ under it, and
+ * an operator started meanwhile would find no file.
+ */
+function bundleCopy(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'echoperator-bench-bundle-'));
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  const copy = join(dir, 'echoperator.cjs'); // the bundle is CommonJS; dist/bundle/package.json says so there
+  copyFileSync(BUNDLE_PATH, copy);
+  return copy;
 }
 
 /**
