@@ -23,6 +23,7 @@ import { ADD_ON_BUILDS, unbuiltAddOnsFor } from './controlplane/addon-builds.js'
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
+import { liveGroupMembers } from './controlplane/process.js';
 import { acquireControlPlane } from './controlplane/session.js';
 import { kubectlFor } from './kubectl.js';
 import { ensureBundle } from './runtimes.js';
@@ -58,13 +59,18 @@ async function main(): Promise<void> {
   const needsCluster = files.some((f) => !isUnit(f));
   selectedLines(); // a bad TEST_NODE_LINES stops the run here, before a cluster starts
   const before = new Set(machineLeftovers());
-  let lease = needsCluster ? await acquireControlPlane({ needsNode: files.some(needsNode) }) : undefined;
+  // The test runner's process group, once it runs: on a signal, stopped before the cluster is.
+  let runnerGroup: number | undefined;
+  const stopRunner = async (): Promise<void> => {
+    if (runnerGroup !== undefined) await reapGroup(runnerGroup);
+  };
+  let lease = needsCluster ? await acquireControlPlane({ needsNode: files.some(needsNode), beforeSignalExit: stopRunner }) : undefined;
   if (lease && !lease.ownedPids.length && process.env.USE_EXISTING_CLUSTER !== 'true' && installedOperators(lease.kubeconfig)) {
     // `npm run demo` leaves the operator installed, watching every namespace: it would reconcile the tests' Echos too.
     console.error(
       `tests: the running cluster has the operator installed (${installedOperators(lease.kubeconfig)}); using a private cluster instead`,
     );
-    lease = await acquireControlPlane({ private: true });
+    lease = await acquireControlPlane({ private: true, beforeSignalExit: stopRunner });
   }
   if (lease) console.error(`tests: using ${lease.describe}`);
   // End-to-end tests run the operator as it ships: the bundle, built from the current sources.
@@ -94,21 +100,28 @@ async function main(): Promise<void> {
     // stdout passes through here so that the runner's summary can be held back until the other
     // Node lines are done: whatever they print, the run ends with the runner's own summary.
     stdio: ['inherit', 'pipe', 'inherit'],
+    // A process group of its own, so that a stop reaches every process the test files started (an
+    // operator, a private control plane's etcd and kube-apiserver), not only the files' processes:
+    // a signal skips their after hooks, which would have stopped them.
+    detached: true,
     env: {
       ...process.env,
       ...(lease ? { KUBECONFIG: lease.kubeconfig, ECHOPERATOR_TEST_CLUSTER: '1' } : {}),
       ...(bundle ? { ECHOPERATOR_TEST_BUNDLE: bundle } : {}),
     },
   });
+  runnerGroup = child.pid;
+  runnerGroup = child.pid;
   const summary = holdSummary(child.stdout);
   const stopLines = new AbortController();
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.on(s, () => {
-      child.kill(s);
+      if (child.pid && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, s);
       stopBuilder(s);
       stopLines.abort();
     });
   let code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  if (stopLines.signal.aborted) await stopRunner();
   // Done by now, unless the files that need it did not run.
   const unfinished = builder !== undefined && builder.exitCode === null && builder.signalCode === null;
   stopBuilder();
@@ -126,6 +139,23 @@ async function main(): Promise<void> {
     code ||= lines;
   }
   process.stdout.write(await summary, () => process.exit(code));
+}
+
+/** How long what a stopped run started may take to exit on its signal before it is killed. */
+const GROUP_GRACE_MS = 30_000;
+
+/**
+ * Once a stopped run's runner has exited: waits for the rest of its process group (a kube-apiserver
+ * whose etcd is gone can take minutes to shut down), then kills what is left.
+ */
+async function reapGroup(pgid: number): Promise<void> {
+  const deadline = Date.now() + GROUP_GRACE_MS;
+  while (liveGroupMembers(pgid).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    /* all gone */
+  }
 }
 
 /**

@@ -118,6 +118,24 @@ export function isZombie(pid: number): boolean {
   }
 }
 
+/** The processes of process group `pgid` that still run (zombies, already dead, left out). */
+export function liveGroupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // After the command's closing parenthesis: state, parent, process group.
+    const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(group) === pgid && state !== 'Z') members.push(Number(entry));
+  }
+  return members;
+}
+
 /** GET a JSON document with the given TLS client identity; undefined on any failure. */
 export function httpJson<T>(url: string, tls: { ca?: string; cert?: string; key?: string } = {}): Promise<T | undefined> {
   return new Promise((resolve) => {

@@ -40,6 +40,11 @@ export interface AcquireOptions {
    * is not reused, and a private cluster with a node is started instead.
    */
   needsNode?: boolean;
+  /**
+   * Awaited on SIGINT, SIGTERM or SIGHUP before a cluster started here is stopped and the process
+   * exits: the caller stops what runs against the cluster first.
+   */
+  beforeSignalExit?: () => Promise<void>;
 }
 
 export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<ControlPlaneLease> {
@@ -66,7 +71,10 @@ export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<Co
   // tests, the fault campaign) has a new pid, which restartApiserver records there.
   const release = (): Promise<void> => (released ??= state ? stopControlPlane(readState(dir) ?? state) : Promise.resolve());
   const onSignal = (signal: NodeJS.Signals): void => {
-    void release().finally(() => process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143));
+    void (opts.beforeSignalExit?.() ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(release)
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143));
   };
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(s, onSignal);
   try {
