@@ -16,14 +16,14 @@
  * TEST_NODE_LINES), one line after another once the main run is done; the run fails if any line
  * fails, and the runner's summary is printed after them, so the run still ends with it.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ADD_ON_BUILDS, unbuiltAddOnsFor } from './controlplane/addon-builds.js';
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
-import { liveGroupMembers } from './controlplane/process.js';
+import { descendants, stillRunning } from './controlplane/process.js';
 import { acquireControlPlane } from './controlplane/session.js';
 import { kubectlFor } from './kubectl.js';
 import { ensureBundle } from './runtimes.js';
@@ -59,10 +59,18 @@ async function main(): Promise<void> {
   const needsCluster = files.some((f) => !isUnit(f));
   selectedLines(); // a bad TEST_NODE_LINES stops the run here, before a cluster starts
   const before = new Set(machineLeftovers());
-  // The test runner's process group, once it runs: on a signal, stopped before the cluster is.
-  let runnerGroup: number | undefined;
-  const stopRunner = async (): Promise<void> => {
-    if (runnerGroup !== undefined) await reapGroup(runnerGroup);
+  // On a signal: the test runner and every process under it, so that a stop reaches what the test
+  // files started (an operator, a private control plane's etcd and kube-apiserver), which their
+  // after hooks, skipped on a signal, would have stopped. Before the cluster is stopped; once, by
+  // whichever handler of the signal runs first (the session's or this file's).
+  const stop: { runner?: ChildProcess; signalled?: number[] } = {};
+  const stopRunner = async (signal: NodeJS.Signals): Promise<void> => {
+    const runner = stop.runner;
+    if (!stop.signalled && runner?.pid && runner.exitCode === null && runner.signalCode === null) {
+      stop.signalled = [runner.pid, ...descendants(runner.pid)];
+      for (const pid of stop.signalled) signalProcess(pid, signal);
+    }
+    await reap(stop.signalled ?? []);
   };
   let lease = needsCluster ? await acquireControlPlane({ needsNode: files.some(needsNode), beforeSignalExit: stopRunner }) : undefined;
   if (lease && !lease.ownedPids.length && process.env.USE_EXISTING_CLUSTER !== 'true' && installedOperators(lease.kubeconfig)) {
@@ -100,28 +108,23 @@ async function main(): Promise<void> {
     // stdout passes through here so that the runner's summary can be held back until the other
     // Node lines are done: whatever they print, the run ends with the runner's own summary.
     stdio: ['inherit', 'pipe', 'inherit'],
-    // A process group of its own, so that a stop reaches every process the test files started (an
-    // operator, a private control plane's etcd and kube-apiserver), not only the files' processes:
-    // a signal skips their after hooks, which would have stopped them.
-    detached: true,
     env: {
       ...process.env,
       ...(lease ? { KUBECONFIG: lease.kubeconfig, ECHOPERATOR_TEST_CLUSTER: '1' } : {}),
       ...(bundle ? { ECHOPERATOR_TEST_BUNDLE: bundle } : {}),
     },
   });
-  runnerGroup = child.pid;
-  runnerGroup = child.pid;
+  stop.runner = child;
   const summary = holdSummary(child.stdout);
   const stopLines = new AbortController();
   for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.on(s, () => {
-      if (child.pid && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, s);
+      void stopRunner(s);
       stopBuilder(s);
       stopLines.abort();
     });
   let code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
-  if (stopLines.signal.aborted) await stopRunner();
+  if (stopLines.signal.aborted) await reap(stop.signalled ?? []);
   // Done by now, unless the files that need it did not run.
   const unfinished = builder !== undefined && builder.exitCode === null && builder.signalCode === null;
   stopBuilder();
@@ -142,19 +145,23 @@ async function main(): Promise<void> {
 }
 
 /** How long what a stopped run started may take to exit on its signal before it is killed. */
-const GROUP_GRACE_MS = 30_000;
+const STOP_GRACE_MS = 30_000;
 
 /**
- * Once a stopped run's runner has exited: waits for the rest of its process group (a kube-apiserver
- * whose etcd is gone can take minutes to shut down), then kills what is left.
+ * Waits for the processes a signal was sent to (a kube-apiserver whose etcd is gone can take
+ * minutes to shut down), then kills what is left.
  */
-async function reapGroup(pgid: number): Promise<void> {
-  const deadline = Date.now() + GROUP_GRACE_MS;
-  while (liveGroupMembers(pgid).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+async function reap(pids: number[]): Promise<void> {
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (stillRunning(pids).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  for (const pid of stillRunning(pids)) signalProcess(pid, 'SIGKILL');
+}
+
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
   try {
-    process.kill(-pgid, 'SIGKILL');
+    process.kill(pid, signal);
   } catch {
-    /* all gone */
+    /* gone */
   }
 }
 

@@ -44,7 +44,7 @@ export interface AcquireOptions {
    * Awaited on SIGINT, SIGTERM or SIGHUP before a cluster started here is stopped and the process
    * exits: the caller stops what runs against the cluster first.
    */
-  beforeSignalExit?: () => Promise<void>;
+  beforeSignalExit?: (signal: NodeJS.Signals) => Promise<void>;
 }
 
 export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<ControlPlaneLease> {
@@ -71,7 +71,7 @@ export async function acquireControlPlane(opts: AcquireOptions = {}): Promise<Co
   // tests, the fault campaign) has a new pid, which restartApiserver records there.
   const release = (): Promise<void> => (released ??= state ? stopControlPlane(readState(dir) ?? state) : Promise.resolve());
   const onSignal = (signal: NodeJS.Signals): void => {
-    void (opts.beforeSignalExit?.() ?? Promise.resolve())
+    void (opts.beforeSignalExit?.(signal) ?? Promise.resolve())
       .catch(() => undefined)
       .then(release)
       .finally(() => process.exit(signal === 'SIGINT' ? 130 : signal === 'SIGHUP' ? 129 : 143));
