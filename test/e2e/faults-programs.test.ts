@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Job, V1Lease } from '@kubernetes/client-node';
+import { runCleanups } from '../../scripts/bench/common.js';
 import { writeKubeconfig } from '../../scripts/controlplane/cluster.js';
 import { LEASE_NAME, programs, type Program } from '../../scripts/bench/faults/programs.js';
 import type { Echo } from '../../src/api/echo.js';
@@ -33,6 +34,7 @@ before(async () => {
 after(async () => {
   await cp?.stop();
   rmSync(tmp, { recursive: true, force: true });
+  await runCleanups(); // what the programs made for the run (a copy of the bundle)
 });
 
 /** Applies the program's RBAC in a new namespace; returns a kubeconfig holding a token of its ServiceAccount. */
