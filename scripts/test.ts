@@ -20,10 +20,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ADD_ON_BUILDS, unbuiltAddOnsFor } from './controlplane/addon-builds.js';
+import { isAlive } from './controlplane/assets.js';
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from './controlplane/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';
-import { descendants, stillRunning } from './controlplane/process.js';
+import { descendants, isZombie } from './controlplane/process.js';
 import { acquireControlPlane } from './controlplane/session.js';
 import { kubectlFor } from './kubectl.js';
 import { ensureBundle } from './runtimes.js';
@@ -63,14 +64,15 @@ async function main(): Promise<void> {
   // files started (an operator, a private control plane's etcd and kube-apiserver), which their
   // after hooks, skipped on a signal, would have stopped. Before the cluster is stopped; once, by
   // whichever handler of the signal runs first (the session's or this file's).
-  const stop: { runner?: ChildProcess; signalled?: number[] } = {};
-  const stopRunner = async (signal: NodeJS.Signals): Promise<void> => {
+  const stop: { runner?: ChildProcess; stopped?: Promise<void> } = {};
+  const stopRunner = (signal: NodeJS.Signals): Promise<void> => {
     const runner = stop.runner;
-    if (!stop.signalled && runner?.pid && runner.exitCode === null && runner.signalCode === null) {
-      stop.signalled = [runner.pid, ...descendants(runner.pid)];
-      for (const pid of stop.signalled) signalProcess(pid, signal);
-    }
-    await reap(stop.signalled ?? []);
+    if (!runner?.pid || runner.exitCode !== null || runner.signalCode !== null) return stop.stopped ?? Promise.resolve();
+    return (stop.stopped ??= (() => {
+      const pids = [runner.pid, ...descendants(runner.pid)];
+      for (const pid of pids) signalProcess(pid, signal);
+      return reap(pids);
+    })());
   };
   let lease = needsCluster ? await acquireControlPlane({ needsNode: files.some(needsNode), beforeSignalExit: stopRunner }) : undefined;
   if (lease && !lease.ownedPids.length && process.env.USE_EXISTING_CLUSTER !== 'true' && installedOperators(lease.kubeconfig)) {
@@ -124,7 +126,7 @@ async function main(): Promise<void> {
       stopLines.abort();
     });
   let code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
-  if (stopLines.signal.aborted) await reap(stop.signalled ?? []);
+  await stop.stopped;
   // Done by now, unless the files that need it did not run.
   const unfinished = builder !== undefined && builder.exitCode === null && builder.signalCode === null;
   stopBuilder();
@@ -153,8 +155,9 @@ const STOP_GRACE_MS = 30_000;
  */
 async function reap(pids: number[]): Promise<void> {
   const deadline = Date.now() + STOP_GRACE_MS;
-  while (stillRunning(pids).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-  for (const pid of stillRunning(pids)) signalProcess(pid, 'SIGKILL');
+  const running = (): number[] => pids.filter((pid) => isAlive(pid) && !isZombie(pid));
+  while (running().length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  for (const pid of running()) signalProcess(pid, 'SIGKILL');
 }
 
 function signalProcess(pid: number, signal: NodeJS.Signals): void {

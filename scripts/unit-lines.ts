@@ -9,8 +9,8 @@
  * setting and the accepted values.
  *
  * Each line runs its files in one process (scripts/unit-process.ts), as a run of only unit files
- * does on this Node. Each line's output is kept and printed only when it fails (four spec reporters interleaved
- * would be unreadable); a passing line prints one summary line.
+ * does on this Node. Each line's output is kept and printed only when it fails (four spec
+ * reporters interleaved would be unreadable); a passing line prints one summary line.
  */
 import { spawn } from 'node:child_process';
 import { ControlPlaneError } from './controlplane/errors.js';

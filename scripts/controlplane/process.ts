@@ -118,9 +118,9 @@ export function isZombie(pid: number): boolean {
   }
 }
 
-/** State and parent of every process, read from /proc/PID/stat. */
-function processTable(): Map<number, { state: string; parent: number }> {
-  const table = new Map<number, { state: string; parent: number }>();
+/** Every process below `pid` (children, theirs, and so on), as it stands now. */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
@@ -130,16 +130,9 @@ function processTable(): Map<number, { state: string; parent: number }> {
       continue; // exited meanwhile
     }
     // After the command's closing parenthesis: state, then parent.
-    const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    table.set(Number(entry), { state: state!, parent: Number(parent) });
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
   }
-  return table;
-}
-
-/** Every process below `pid` (children, theirs, and so on), as it stands now. */
-export function descendants(pid: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const [p, { parent }] of processTable()) children.set(parent, [...(children.get(parent) ?? []), p]);
   const found: number[] = [];
   for (let queue = [pid]; queue.length;) {
     const next = children.get(queue.shift()!) ?? [];
@@ -147,15 +140,6 @@ export function descendants(pid: number): number[] {
     queue.push(...next);
   }
   return found;
-}
-
-/** Those of `pids` that still run (zombies, already dead, left out). */
-export function stillRunning(pids: number[]): number[] {
-  const table = processTable();
-  return pids.filter((p) => {
-    const entry = table.get(p);
-    return entry !== undefined && entry.state !== 'Z';
-  });
 }
 
 /** GET a JSON document with the given TLS client identity; undefined on any failure. */
