@@ -4,7 +4,7 @@
 #   docker build -t ghcr.io/mmontes11/echoperator-ts:$(node -p 'require("./package.json").version') .
 # The cdk8s Deployment (infra/echoperator.ts) runs it as `node /app/echoperator.js`, user 65532.
 
-# Build: the exact dependency tree, then `npm run build` (scripts/build.ts). Install scripts are
+# Build: the exact dependency tree, then `npm run build` (scripts/ship/build.ts). Install scripts are
 # skipped: esbuild and deno find their platform binaries without them.
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
@@ -12,7 +12,7 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
-COPY scripts/build.ts ./scripts/build.ts
+COPY scripts/ship/build.ts scripts/ship/bundle-clientnode.ts ./scripts/ship/
 ARG ECHOPERATOR_VERSION=
 RUN ECHOPERATOR_VERSION="${ECHOPERATOR_VERSION}" npm run build
 

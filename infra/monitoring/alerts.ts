@@ -1,7 +1,7 @@
 /**
  * The operator's alerts, as Prometheus rule-file groups (pure data): what the PrometheusRule
  * (prometheus-rule.ts) carries and what docs/monitoring/echoperator-alerts.yaml holds for a
- * Prometheus without prometheus-operator (scripts/gen-monitoring.ts).
+ * Prometheus without prometheus-operator (scripts/ship/gen/monitoring.ts).
  *
  * Guarantees: every rule reads only the operator's own series (metricsSelector) or, for
  * EchoperatorNotReady, kube-state-metrics' series of the operator's Deployment; every rule has

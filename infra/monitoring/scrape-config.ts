@@ -13,7 +13,7 @@
  *
  * docs/monitoring.md prints this config, and the live test (test/e2e/node-monitoring.test.ts)
  * scrapes with it (Debian's Prometheus lacks the kubernetes SD, so there the endpointslice
- * discovery is stood in for by scripts/monitoring/discovery.ts, with the same meta labels).
+ * discovery is stood in for by scripts/lab/pictures/discovery.ts, with the same meta labels).
  */
 import type { ResolvedEchoperatorProps } from '../props.js';
 

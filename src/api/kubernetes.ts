@@ -8,6 +8,6 @@
  *   - the PodDisruptionBudget's unhealthyPodEvictionPolicy (HA installs): GA in 1.31;
  *   - CronJob spec.timeZone (GA 1.27) and topology spread matchLabelKeys (on by default since 1.27).
  * The operator refuses to start against an older server (src/manager/preflight.ts), naming both
- * versions; scripts/controlplane/releases.ts tests this minor and the newest.
+ * versions; scripts/testbed/controlplane/releases.ts tests this minor and the newest.
  */
 export const MINIMUM_KUBERNETES = '1.31';

@@ -9,8 +9,8 @@ import { test } from 'node:test';
 import { join } from 'node:path';
 import { eventually } from '../support/eventually.js';
 import type { VersionInfo } from '@kubernetes/client-node';
-import { kubernetesVersion } from '../../scripts/controlplane/assets.js';
-import { kubectlFor } from '../../scripts/kubectl.js';
+import { kubernetesVersion } from '../../scripts/testbed/controlplane/assets.js';
+import { kubectlFor } from '../../scripts/testbed/kubectl.js';
 import { installCrds } from '../support/operator.js';
 import { currentKubeconfig, kubectl, kubectlOk, onLocalControlPlane, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
@@ -64,7 +64,7 @@ test('cluster exec tears down the control plane it started, on exit and on SIGTE
     const script = `console.log('PIDS=' + process.env.ECHOPERATOR_CONTROL_PLANE_PIDS); ${how === 'exit' ? 'setTimeout(() => {}, 3000);' : 'setInterval(() => {}, 1000);'}`;
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'scripts/cluster.ts', 'exec', '--private', '--', process.execPath, '-e', script],
+      ['--import', 'tsx', 'scripts/testbed/cluster.ts', 'exec', '--private', '--', process.execPath, '-e', script],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
         env: { ...process.env, KUBECONFIG: '', ECHOPERATOR_NODE: 'false' },

@@ -6,14 +6,14 @@
  * each runs the Echo flow. The Lease handover, two operators per runtime, runs where the runtime
  * differs most: the newest Node line, Deno and the single executable; the Node lines share the code
  * path it exercises (timers, the HTTP client, SIGTERM). The artifacts are built when missing or stale
- * (scripts/runtimes.ts); the single executable is cached by the hash of its inputs.
+ * (scripts/ship/runtimes.ts); the single executable is cached by the hash of its inputs.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { packageVersion } from '../../scripts/build.js';
-import { denoBinary, denoPermissions, ensureBundle, ensureSea, NODE_LINES, nodeBinary, nodeMajor } from '../../scripts/runtimes.js';
+import { packageVersion } from '../../scripts/ship/build.js';
+import { denoBinary, denoPermissions, ensureBundle, ensureSea, NODE_LINES, nodeBinary, nodeMajor } from '../../scripts/ship/runtimes.js';
 import { applyEcho, eventually, jobsOf, kubeconfig, kubectl, onlyJobOf, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
 import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorCommand } from '../support/operator.js';

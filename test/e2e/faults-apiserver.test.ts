@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
-import { killApiserver, restartApiserver } from '../../scripts/controlplane/cluster.js';
+import { killApiserver, restartApiserver } from '../../scripts/testbed/controlplane/cluster.js';
 import type { Echo } from '../../src/api/echo.js';
 import { eventually, itemsOf } from '../support/kube.js';
 import { startOperator, waitReady } from '../support/operator.js';

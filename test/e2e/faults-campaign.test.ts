@@ -10,12 +10,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { installCrds, openEnv, runCleanups, type BenchEnv } from '../../scripts/bench/common.js';
-import { countWrites, playAll, runnerEnv } from '../../scripts/bench/faults/campaign.js';
-import { programs } from '../../scripts/bench/faults/programs.js';
-import { violationLines } from '../../scripts/bench/faults/report.js';
-import type { RunnerEnv } from '../../scripts/bench/faults/runner.js';
-import { FAULT_CLASSES, makeSchedule, makeSchedules } from '../../scripts/bench/faults/schedules.js';
+import { installCrds, openEnv, runCleanups, type BenchEnv } from '../../scripts/lab/bench/common.js';
+import { countWrites, playAll, runnerEnv } from '../../scripts/lab/faults/campaign.js';
+import { programs } from '../../scripts/lab/faults/programs/programs.js';
+import { violationLines } from '../../scripts/lab/faults/report.js';
+import type { RunnerEnv } from '../../scripts/lab/faults/runner/runner.js';
+import { FAULT_CLASSES, makeSchedule, makeSchedules } from '../../scripts/lab/faults/schedules.js';
 
 const SEED = 35;
 const PER_CLASS = 2;

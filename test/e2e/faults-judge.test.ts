@@ -14,9 +14,9 @@ import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import type { Echo } from '../../src/api/echo.js';
 import { desiredJob } from '../../src/controllers/echo/desired.js';
-import { auditOffset, readAudit, readAuditWithObjects } from '../../scripts/bench/faults/audit.js';
-import { checkInvariants, type Trace } from '../../scripts/bench/faults/invariants.js';
-import { startKubeletStandIn, type KubeletStandIn } from '../../scripts/bench/faults/kubelet.js';
+import { auditOffset, readAudit, readAuditWithObjects } from '../../scripts/lab/faults/judge/audit.js';
+import { checkInvariants, type Trace } from '../../scripts/lab/faults/judge/invariants.js';
+import { startKubeletStandIn, type KubeletStandIn } from '../../scripts/lab/faults/runner/kubelet.js';
 import { eventually } from '../support/eventually.js';
 import { echoManifest, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';
 

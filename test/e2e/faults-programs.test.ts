@@ -1,5 +1,5 @@
 /**
- * The fault campaign's programs (scripts/bench/faults/programs.ts) on a private control plane
+ * The fault campaign's programs (scripts/lab/faults/programs/programs.ts) on a private control plane
  * without a node: for ours and the controller-runtime peer, the RBAC a program states is enough
  * to run it as its ServiceAccount (a token of that account, so RBAC is enforced as for the
  * campaign's impersonating proxy), one replica becomes ready, takes the Lease under its replica
@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { V1Job, V1Lease } from '@kubernetes/client-node';
-import { runCleanups } from '../../scripts/bench/common.js';
-import { writeKubeconfig } from '../../scripts/controlplane/cluster.js';
-import { LEASE_NAME, programs, type Program } from '../../scripts/bench/faults/programs.js';
+import { runCleanups } from '../../scripts/lab/bench/common.js';
+import { writeKubeconfig } from '../../scripts/testbed/controlplane/cluster.js';
+import { LEASE_NAME, programs, type Program } from '../../scripts/lab/faults/programs/programs.js';
 import type { Echo } from '../../src/api/echo.js';
 import { eventually } from '../support/eventually.js';
 import { echoManifest, startPrivateControlPlane, type PrivateControlPlane } from '../support/faults.js';

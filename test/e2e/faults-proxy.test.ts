@@ -1,5 +1,5 @@
 /**
- * The fault campaign's proxy (scripts/bench/faults/proxy.ts) against a real API server: RBAC is
+ * The fault campaign's proxy (scripts/lab/faults/proxy/proxy.ts) against a real API server: RBAC is
  * the impersonated ServiceAccount's and the audit log names the replica; the counted writes and
  * the moment onWrite runs; each watch fault (delay, drop, merge, expire), the storms and the
  * partition, each seen by a client the way a replica would see it.
@@ -14,7 +14,7 @@ import { once } from 'node:events';
 import { request, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { after, before, test, type TestContext } from 'node:test';
-import { startFaultProxy, type FaultProxy, type WatchEvent } from '../../scripts/bench/faults/proxy.js';
+import { startFaultProxy, type FaultProxy, type WatchEvent } from '../../scripts/lab/faults/proxy/proxy.js';
 import { isNotFound, type RestClient } from '../../src/kube/index.js';
 import { auditLogFrom, type AuditEvent } from '../support/audit.js';
 import { eventually, within } from '../support/eventually.js';

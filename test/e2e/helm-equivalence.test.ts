@@ -18,8 +18,8 @@ import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { synthesize, type Manifest } from '../../infra/chart.js';
 import { valuesFromSources } from '../../infra/values.js';
-import { ensureHelm } from '../../scripts/controlplane/assets.js';
-import { generateChart } from '../../scripts/helm/generate.js';
+import { ensureHelm } from '../../scripts/testbed/controlplane/assets.js';
+import { generateChart } from '../../scripts/ship/helm/generate.js';
 import { addOnsReady } from '../support/addons.js';
 
 // Built in the background by npm test while other files run: wait for it here, outside any test's timeout.

@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ensureImageTools } from '../../scripts/controlplane/assets.js';
-import { busyboxImageSpec, type ImageSpec } from '../../scripts/controlplane/node/images.js';
+import { ensureImageTools } from '../../scripts/testbed/controlplane/assets.js';
+import { busyboxImageSpec, type ImageSpec } from '../../scripts/ship/image/images.js';
 
 function write(mkimage: string, spec: ImageSpec, output: string): { id: string; digest: string } {
   const r = spawnSync(mkimage, [], { input: JSON.stringify({ ...spec, output }), encoding: 'utf8' });

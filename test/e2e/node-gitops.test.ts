@@ -1,7 +1,7 @@
 /**
  * GitOps for real, on a cluster of the test's own with a node: Flux's source-controller and
  * kustomize-controller (built from the Go module proxy, run as processes by
- * scripts/controlplane/gitops.ts) sync a config repository served over smart HTTP on loopback,
+ * scripts/testbed/controlplane/gitops.ts) sync a config repository served over smart HTTP on loopback,
  * holding the synthesized install as a user keeps it: the CRDs in one folder (a Kustomization
  * with prune off), the install in another, and an Echo beside them.
  *
@@ -30,10 +30,10 @@ import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { Condition } from '../../src/api/index.js';
 import type { Echo } from '../../src/api/echo.js';
 import type { KubeObject } from '../../src/kube/object.js';
-import { createRepository, FLUX_NAMESPACE, startGitOps } from '../../scripts/controlplane/gitops.js';
-import { nodeLeftovers } from '../../scripts/controlplane/node/node.js';
-import { logTail, processesMentioning } from '../../scripts/controlplane/process.js';
-import { loadOperatorImage } from '../../scripts/operator-image.js';
+import { createRepository, FLUX_NAMESPACE, startGitOps } from '../../scripts/testbed/controlplane/gitops.js';
+import { nodeLeftovers } from '../../scripts/testbed/controlplane/node/node.js';
+import { logTail, processesMentioning } from '../../scripts/testbed/controlplane/process.js';
+import { loadOperatorImage } from '../../scripts/testbed/operator-image.js';
 import { crdName } from '../../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';

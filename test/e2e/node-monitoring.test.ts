@@ -4,7 +4,7 @@
  * Debian's Prometheus, in the node's network namespace, scraping it with the plain scrape config
  * of docs/monitoring.md (endpointslice discovery through the API server, the scraper's token, the
  * certificate verified) and evaluating the test's copy of the alert rules (alertRuleGroups(r), each
- * `for:` shortened to FOR_SECONDS). The harness (scripts/monitoring/live-run.ts) is the one the
+ * `for:` shortened to FOR_SECONDS). The harness (scripts/lab/pictures/live-run.ts) is the one the
  * pictures of docs/monitoring.md are drawn with.
  *
  * 1. Healthy: EchoperatorNoLeader evaluates, and is neither pending nor firing, for FOR_SECONDS and
@@ -27,11 +27,11 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { dashboardPanelQueries } from '../../infra/monitoring/dashboard.js';
 import { metricsSelector } from '../../infra/monitoring/selector.js';
-import { ensureDebianPackages } from '../../scripts/controlplane/node/host.js';
-import { startMonitoredRun, type MonitoredRun } from '../../scripts/monitoring/live-run.js';
-import { substitutePanelVariables } from '../../scripts/monitoring/panels.js';
-import { rulesWithShortFor } from '../../scripts/monitoring/rules.js';
-import { loadOperatorImage } from '../../scripts/operator-image.js';
+import { ensureDebianPackages } from '../../scripts/testbed/controlplane/node/host.js';
+import { startMonitoredRun, type MonitoredRun } from '../../scripts/lab/pictures/live-run.js';
+import { substitutePanelVariables } from '../../scripts/lab/pictures/panels.js';
+import { rulesWithShortFor } from '../../scripts/ship/gen/monitoring-rules.js';
+import { loadOperatorImage } from '../../scripts/testbed/operator-image.js';
 import { startPrivateControlPlane } from '../support/faults.js';
 import { eventually } from '../support/eventually.js';
 

@@ -34,14 +34,14 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { synthesize, type Manifest } from '../../infra/chart.js';
 import { metricsServiceDns, metricsServiceName } from '../../infra/monitoring/scrape-config.js';
 import type { ServiceMonitorSpec } from '../../infra/monitoring/service-monitor.js';
-import { ensurePrometheusOperator } from '../../scripts/controlplane/assets.js';
-import { ensureDebianPackages } from '../../scripts/controlplane/node/host.js';
-import { endpointSliceFileSd } from '../../scripts/monitoring/discovery.js';
-import { startPrometheus } from '../../scripts/monitoring/prometheus.js';
-import { loadOperatorImage } from '../../scripts/operator-image.js';
+import { ensurePrometheusOperator } from '../../scripts/testbed/controlplane/assets.js';
+import { ensureDebianPackages } from '../../scripts/testbed/controlplane/node/host.js';
+import { endpointSliceFileSd } from '../../scripts/lab/pictures/discovery.js';
+import { startPrometheus } from '../../scripts/lab/pictures/prometheus.js';
+import { loadOperatorImage } from '../../scripts/testbed/operator-image.js';
 import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
 import { manifestsOf } from '../support/manifests.js';
-import { freePort } from '../../scripts/controlplane/cluster.js';
+import { freePort } from '../../scripts/testbed/controlplane/cluster.js';
 import { startPrivateControlPlane } from '../support/faults.js';
 import { eventually } from '../support/eventually.js';
 import { addOnsReady } from '../support/addons.js';
@@ -63,7 +63,7 @@ type ServiceMonitor = Manifest & { spec: ServiceMonitorSpec };
  * `$(VAR)` from the pod's environment (SHARD, the shard's number, keeps the targets of shard 0;
  * POD_NAME the replica label). Only discovery differs: Debian's Prometheus is built without the
  * kubernetes SD (promtool: "field kubernetes_sd_configs not found"), so each job's
- * kubernetes_sd_configs becomes a file_sd of `targetsFile` (scripts/monitoring/discovery.ts).
+ * kubernetes_sd_configs becomes a file_sd of `targetsFile` (scripts/lab/pictures/discovery.ts).
  */
 function runnableConfig(config: string, targetsFile: string): Record<string, unknown> {
   const env: Record<string, string> = { SHARD: '0', POD_NAME: `prometheus-${PROMETHEUS_CR}-0` };

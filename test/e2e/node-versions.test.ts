@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { V1NodeList } from '@kubernetes/client-node';
-import { kubernetesVersion, nodeKubernetesVersion } from '../../scripts/controlplane/assets.js';
+import { kubernetesVersion, nodeKubernetesVersion } from '../../scripts/testbed/controlplane/assets.js';
 import { kubectlJson, kubectlOk, onLocalControlPlane } from '../support/kube.js';
 
 test(

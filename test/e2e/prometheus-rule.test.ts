@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { synthesize, type Manifest } from '../../infra/chart.js';
 import type { PrometheusRuleSpec } from '../../infra/monitoring/prometheus-rule.js';
-import { ensurePrometheusOperator } from '../../scripts/controlplane/assets.js';
+import { ensurePrometheusOperator } from '../../scripts/testbed/controlplane/assets.js';
 import { manifestsOf } from '../support/manifests.js';
 import { startPrivateControlPlane } from '../support/faults.js';
 

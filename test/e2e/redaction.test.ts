@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { freePort } from '../../scripts/controlplane/cluster.js';
+import { freePort } from '../../scripts/testbed/controlplane/cluster.js';
 import { eventually } from '../support/kube.js';
 import { startOperator, type OperatorProcess } from '../support/operator.js';
 

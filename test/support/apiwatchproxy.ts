@@ -10,7 +10,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
-import { writeProxyKubeconfig } from '../../scripts/proxykubeconfig.js';
+import { writeProxyKubeconfig } from '../../scripts/testbed/proxykubeconfig.js';
 import { currentKubeconfig, kubeconfig } from './kube.js';
 
 export interface WatchProxy {

@@ -3,14 +3,14 @@
  * resource_customizations layout (docs/argocd/resource_customizations/<group>/<Kind>/health.lua),
  * the argocd-cm ConfigMap built from them (docs/gitops.md shows it; a unit test keeps the two
  * equal), and Argo CD's answer for an object, from Argo CD's own code: the harness in
- * scripts/controlplane/gomod/argocd-health, built into the per-user cache (`npm test` builds it
+ * scripts/testbed/controlplane/gomod/argocd-health, built into the per-user cache (`npm test` builds it
  * before any test starts).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureArgoCdHealth } from '../../scripts/controlplane/assets.js';
+import { ensureArgoCdHealth } from '../../scripts/testbed/controlplane/assets.js';
 
 export const GROUP = 'mmontes.io';
 export const KINDS = ['Echo', 'ScheduledEcho'] as const;

@@ -1,5 +1,5 @@
 /**
- * The control plane's audit log (scripts/controlplane/cluster.ts writes one: write verbs on the
+ * The control plane's audit log (scripts/testbed/controlplane/cluster.ts writes one: write verbs on the
  * operator's resources, Metadata level): what a test counts a process's exact writes from.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -22,7 +22,8 @@ export interface AuditLog {
 /** Marks the log's current end; fails when the control plane writes none (a foreign cluster). */
 export function auditLogFrom(kubeconfigPath = kubeconfig()): AuditLog {
   const path = join(dirname(kubeconfigPath), 'logs', 'audit.log');
-  if (!existsSync(path)) throw new Error(`no audit log at ${path}: this test needs a control plane started by scripts/controlplane`);
+  if (!existsSync(path))
+    throw new Error(`no audit log at ${path}: this test needs a control plane started by scripts/testbed/controlplane`);
   const offset = statSync(path).size;
   return {
     writes(namespace, userAgentPrefix = 'echoperator/') {

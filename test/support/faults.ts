@@ -14,11 +14,11 @@ import {
   stopControlPlane,
   type ControlPlaneState,
   type StartOptions,
-} from '../../scripts/controlplane/cluster.js';
+} from '../../scripts/testbed/controlplane/cluster.js';
 import { loadKubeConfig, RestClient, type RequestOpts } from '../../src/kube/index.js';
-import { kubectlFor as kubectlForCluster, type Kubectl } from '../../scripts/kubectl.js';
+import { kubectlFor as kubectlForCluster, type Kubectl } from '../../scripts/testbed/kubectl.js';
 
-export type { Kubectl } from '../../scripts/kubectl.js';
+export type { Kubectl } from '../../scripts/testbed/kubectl.js';
 import { within } from './eventually.js';
 import { KUBECTL_TIMEOUT_MS, type KubeList } from './kube.js';
 import { CRDS, type OperatorProcess } from './operator.js';

@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { TestContext } from 'node:test';
 import type { V1Job } from '@kubernetes/client-node';
-import { NO_PODS_ANNOTATIONS } from '../../scripts/controlplane/network.js';
-import { kubectlFor, type Kubectl, type KubectlOptions, type KubectlResult } from '../../scripts/kubectl.js';
+import { NO_PODS_ANNOTATIONS } from '../../scripts/testbed/controlplane/network.js';
+import { kubectlFor, type Kubectl, type KubectlOptions, type KubectlResult } from '../../scripts/testbed/kubectl.js';
 import { eventually } from './eventually.js';
 
 export function kubeconfig(): string {
@@ -15,7 +15,7 @@ export function kubeconfig(): string {
   return path;
 }
 
-export type { KubectlResult } from '../../scripts/kubectl.js';
+export type { KubectlResult } from '../../scripts/testbed/kubectl.js';
 
 /** Deadline of a test's kubectl call. */
 export const KUBECTL_TIMEOUT_MS = 60_000;

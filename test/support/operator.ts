@@ -3,8 +3,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { TestContext } from 'node:test';
-import { commandFromEnv } from '../../scripts/command-env.js';
-import { freePort } from '../../scripts/controlplane/cluster.js';
+import { commandFromEnv } from '../../scripts/testbed/command-env.js';
+import { freePort } from '../../scripts/testbed/controlplane/cluster.js';
 import { crdName } from '../../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { kubeconfig, kubectlOk, testNamespace } from './kube.js';

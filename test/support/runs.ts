@@ -5,7 +5,7 @@
  */
 import type { TestContext } from 'node:test';
 import type { Echo } from '../../src/api/echo.js';
-import { FAILING_JOB_IMAGE } from '../../scripts/controlplane/node/images.js';
+import { FAILING_JOB_IMAGE } from '../../scripts/ship/image/images.js';
 import { eventually, kubectlJson, kubectlOk, testNamespace } from './kube.js';
 import { installCrds, startOperator, waitReady, type OperatorProcess } from './operator.js';
 

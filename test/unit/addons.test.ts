@@ -1,5 +1,5 @@
 /**
- * A cluster stops its add-ons from their records alone (scripts/controlplane/addons.ts): the
+ * A cluster stops its add-ons from their records alone (scripts/testbed/controlplane/addons.ts): the
  * processes an add-on recorded in the cluster folder are stopped, the record is dropped, and a
  * folder with no add-on is no error.
  */
@@ -9,9 +9,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { recordAddon, stopAddons } from '../../scripts/controlplane/addons.js';
-import { isAlive } from '../../scripts/controlplane/assets.js';
-import { isZombie } from '../../scripts/controlplane/process.js';
+import { recordAddon, stopAddons } from '../../scripts/testbed/controlplane/addons.js';
+import { isAlive } from '../../scripts/testbed/controlplane/assets.js';
+import { isZombie } from '../../scripts/testbed/controlplane/process.js';
 
 /** A process whose command line names `dir`, as the cluster's processes do. */
 function processIn(dir: string): { pid: number; exited: Promise<unknown> } {

@@ -128,7 +128,7 @@ test("a custom resource's group, kinds and plural are written only in src/api", 
   const alternatives = [...names].map((n) => n.replace(/\./g, '\\.')).join('|');
   // As a string of its own or the start of one ('echos', "mmontes.io/..."), not inside prose.
   const literal = new RegExp(`['"\`](?:${alternatives})(?:['"\`/.]|$)`);
-  const sources = [...tsFiles('src'), ...tsFiles('infra'), 'scripts/demo.ts'].filter((f) => !f.startsWith('src/api/'));
+  const sources = [...tsFiles('src'), ...tsFiles('infra'), 'scripts/testbed/demo.ts'].filter((f) => !f.startsWith('src/api/'));
   const found: string[] = [];
   for (const file of sources) {
     readFileSync(file, 'utf8')

@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { appendedSince, eventsPerEcho, eventWrites, formatPerEcho, userAgentProduct } from '../../scripts/bench/apiwrites.js';
+import { appendedSince, eventsPerEcho, eventWrites, formatPerEcho, userAgentProduct } from '../../scripts/lab/bench/apiwrites.js';
 
 describe('appendedSince (the benchmarks read the audit log from a mark)', () => {
   it('reads what was appended, and across a rotation the rest of the rotated file, then the new one', (t) => {

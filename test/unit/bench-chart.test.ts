@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { scatterChart } from '../../scripts/bench/chart.js';
-import { updateDoc } from '../../scripts/bench/report.js';
+import { scatterChart } from '../../scripts/lab/bench/chart.js';
+import { updateDoc } from '../../scripts/lab/bench/report.js';
 
 const texts = (svg: string): string[] => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!);
 /** The markers' centres: circles, and squares by their corner (7 x 7). */

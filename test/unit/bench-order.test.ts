@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { inTurn } from '../../scripts/bench/contestants.js';
+import { inTurn } from '../../scripts/lab/bench/contestants.js';
 
 describe('inTurn (the order programs run in, round by round)', () => {
   it('puts each program once in each position over as many rounds as there are programs', () => {

@@ -1,5 +1,5 @@
 /**
- * The bundle's slice of client-node (scripts/bundle-clientnode.ts): KubeConfig's auth-provider
+ * The bundle's slice of client-node (scripts/ship/bundle-clientnode.ts): KubeConfig's auth-provider
  * plugins still work, loaded on first use; makeApiClient says it is not in the bundle; nothing
  * of the generated API is bundled.
  */
@@ -9,7 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import * as esbuild from 'esbuild';
-import { clientNodeKubeConfigOnly } from '../../scripts/bundle-clientnode.js';
+import { clientNodeKubeConfigOnly } from '../../scripts/ship/bundle-clientnode.js';
 import { scratchDir } from '../support/scratch.js';
 
 const ENTRY = `

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { commandFromEnv } from '../../scripts/command-env.js';
+import { commandFromEnv } from '../../scripts/testbed/command-env.js';
 
 test('a command from the environment is its JSON array; unset or empty is none; anything else names the variable', (t) => {
   const name = 'ECHOPERATOR_TEST_COMMAND_ENV';

@@ -22,8 +22,8 @@ test('every file in crds/ is exactly what src/api renders, and nothing else is t
   }
 });
 
-test('scripts/gen-crds.ts --check reports no drift (exit 0)', { timeout: 60_000 }, () => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/gen-crds.ts', '--check'], { encoding: 'utf8', timeout: 60_000 });
+test('scripts/ship/gen/crds.ts --check reports no drift (exit 0)', { timeout: 60_000 }, () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/ship/gen/crds.ts', '--check'], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.status, 0, r.stderr);
 });
 

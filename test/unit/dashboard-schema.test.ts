@@ -1,6 +1,6 @@
 /**
  * The dashboard's JSON against Grafana's dashboard schema, as the Grafana Foundation SDK's Go
- * types hold it (scripts/monitoring/dashboard-schema: strict decoding, then the schema's
+ * types hold it (scripts/lab/pictures/dashboard-schema: strict decoding, then the schema's
  * constraints). The TypeScript builders only type what they set; this reads the whole output
  * back, so a field Grafana does not know or a value of the wrong type fails here, not in Grafana.
  */
@@ -9,9 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { dashboardJson } from '../../infra/monitoring/dashboard.js';
-import { ensureOwnGoBinaries } from '../../scripts/controlplane/assets.js';
+import { ensureOwnGoBinaries } from '../../scripts/testbed/controlplane/assets.js';
 
-const MODULE = fileURLToPath(new URL('../../scripts/monitoring/dashboard-schema', import.meta.url));
+const MODULE = fileURLToPath(new URL('../../scripts/lab/pictures/dashboard-schema', import.meta.url));
 
 async function checker(log: (line: string) => void): Promise<string> {
   const [binary] = await ensureOwnGoBinaries(

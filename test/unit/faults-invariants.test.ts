@@ -13,11 +13,11 @@ import type { Echo } from '../../src/api/echo.js';
 import type { ScheduledEcho } from '../../src/api/scheduledecho.js';
 import { desiredJob } from '../../src/controllers/echo/desired.js';
 import { desiredCronJob } from '../../src/controllers/scheduledecho/desired.js';
-import { auditOffset, readAudit, readAuditWithObjects, type AuditRecordWithObjects } from '../../scripts/bench/faults/audit.js';
-import { judge, type FinalState, type Violation } from '../../scripts/bench/faults/invariants.js';
-import { kubeletExpand, renderedMessage } from '../../scripts/bench/faults/judge-pod.js';
-import { leaseTerms } from '../../scripts/bench/faults/judge-terms.js';
-import { exitAfterLeaseLoss } from '../../scripts/bench/faults/lease-loss.js';
+import { auditOffset, readAudit, readAuditWithObjects, type AuditRecordWithObjects } from '../../scripts/lab/faults/judge/audit.js';
+import { judge, type FinalState, type Violation } from '../../scripts/lab/faults/judge/invariants.js';
+import { kubeletExpand, renderedMessage } from '../../scripts/lab/faults/judge/pod.js';
+import { leaseTerms } from '../../scripts/lab/faults/judge/terms.js';
+import { exitAfterLeaseLoss } from '../../scripts/lab/faults/judge/lease-loss.js';
 
 const NS = 'faults-1';
 const LEASE = { namespace: NS, name: 'echoperator', durationS: 15 };

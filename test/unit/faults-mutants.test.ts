@@ -1,12 +1,12 @@
 /**
- * The fault campaign's mutants (scripts/bench/faults/mutants/): each still applies to HEAD, so a
+ * The fault campaign's mutants (scripts/lab/faults/mutants/): each still applies to HEAD, so a
  * change to src/ that moves the code a mutant re-breaks fails here, not in the middle of a
  * campaign; and MUTANTS, the list the campaign runs, names exactly the patch files.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { applyMutant, headTree, MUTANTS, MUTANTS_DIR, mutantPatch } from '../../scripts/bench/faults/programs/mutants.js';
+import { applyMutant, headTree, MUTANTS, MUTANTS_DIR, mutantPatch } from '../../scripts/lab/faults/mutants/mutants.js';
 
 describe('fault campaign mutants', () => {
   it('MUTANTS names exactly the patch files', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deriveSeed, mulberry32 } from '../../scripts/bench/faults/random.js';
+import { deriveSeed, mulberry32 } from '../../scripts/lab/faults/random.js';
 import {
   FAULT_CLASSES,
   makeSchedules,
@@ -8,7 +8,7 @@ import {
   scheduleFromSeed,
   type ProgramTraits,
   type WriteCounts,
-} from '../../scripts/bench/faults/schedules.js';
+} from '../../scripts/lab/faults/schedules.js';
 
 const ours: ProgramTraits = {
   name: 'echoperator',

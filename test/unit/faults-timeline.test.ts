@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { timelineSvg, type TimelineEvent } from '../../scripts/bench/faults/timeline.js';
+import { timelineSvg, type TimelineEvent } from '../../scripts/lab/faults/timeline.js';
 
 const T = 1_800_000_000_000;
 const events: TimelineEvent[] = [

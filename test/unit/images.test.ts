@@ -9,8 +9,8 @@ import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { synthesize } from '../../infra/chart.js';
-import { parseFinalStage } from '../../scripts/controlplane/node/dockerfile.js';
-import { baseNodeBinary } from '../../scripts/operator-image.js';
+import { parseFinalStage } from '../../scripts/ship/image/dockerfile.js';
+import { baseNodeBinary } from '../../scripts/testbed/operator-image.js';
 import { manifestsOf } from '../support/manifests.js';
 import {
   busyboxImageSpec,
@@ -19,7 +19,7 @@ import {
   JOB_IMAGE,
   operatorImageSpec,
   withParents,
-} from '../../scripts/controlplane/node/images.js';
+} from '../../scripts/ship/image/images.js';
 import { scratchDir } from '../support/scratch.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

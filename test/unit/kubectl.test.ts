@@ -1,5 +1,5 @@
 /**
- * The one kubectl helper (scripts/kubectl.ts), against a stand-in kubectl on PATH: it passes the
+ * The one kubectl helper (scripts/testbed/kubectl.ts), against a stand-in kubectl on PATH: it passes the
  * kubeconfig and namespace first, feeds stdin, parses JSON, and its errors name the command and
  * kubectl's message, or say to install kubectl when there is none.
  */
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { KubectlError, kubectlFor } from '../../scripts/kubectl.js';
+import { KubectlError, kubectlFor } from '../../scripts/testbed/kubectl.js';
 import { scratchDir } from '../support/scratch.js';
 
 /** A folder holding a `kubectl` that prints its arguments and stdin as JSON, fails when asked to `fail`, and hangs when asked to `hang`. */

@@ -1,10 +1,10 @@
 /**
- * lineChart (scripts/bench/chart.ts), which draws docs/monitoring/*.svg from a real run: lines
+ * lineChart (scripts/lab/bench/chart.ts), which draws docs/monitoring/*.svg from a real run: lines
  * inside their panels, a gap in the data left as a gap, the run's moments lettered on each panel.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { lineChart, siTick } from '../../scripts/bench/chart.js';
+import { lineChart, siTick } from '../../scripts/lab/bench/chart.js';
 
 const texts = (svg: string): string[] => [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]!);
 const polylines = (svg: string): [number, number][][] =>

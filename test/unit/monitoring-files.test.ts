@@ -1,5 +1,5 @@
 /**
- * The monitoring files committed for users (scripts/monitoring/files.ts) are exactly what the
+ * The monitoring files committed for users (scripts/ship/gen/monitoring-files.ts) are exactly what the
  * code generates, as crds/ and values.schema.json are: `npm run gen:monitoring` writes them.
  */
 import assert from 'node:assert/strict';
@@ -9,17 +9,17 @@ import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { alertRuleGroups } from '../../infra/monitoring/alerts.js';
 import { resolveEchoperatorProps } from '../../infra/props.js';
-import { ALERTS_FILE_PROPS, MONITORING_FILES } from '../../scripts/monitoring/files.js';
+import { ALERTS_FILE_PROPS, MONITORING_FILES } from '../../scripts/ship/gen/monitoring-files.js';
 
 describe('monitoring files', () => {
-  it('each is exactly what scripts/monitoring/files.ts makes (npm run gen:monitoring)', () => {
+  it('each is exactly what scripts/ship/gen/monitoring-files.ts makes (npm run gen:monitoring)', () => {
     for (const file of MONITORING_FILES) {
       assert.equal(readFileSync(file.path, 'utf8'), file.content(), `${file.path} is out of date: run \`npm run gen:monitoring\``);
     }
   });
 
-  it('scripts/gen-monitoring.ts --check reports no drift (exit 0)', { timeout: 60_000 }, () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/gen-monitoring.ts', '--check'], {
+  it('scripts/ship/gen/monitoring.ts --check reports no drift (exit 0)', { timeout: 60_000 }, () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/ship/gen/monitoring.ts', '--check'], {
       encoding: 'utf8',
       timeout: 60_000,
     });

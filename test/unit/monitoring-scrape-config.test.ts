@@ -12,8 +12,8 @@ import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { plainScrapeConfig } from '../../infra/monitoring/scrape-config.js';
 import { resolveEchoperatorProps } from '../../infra/props.js';
-import { ensureDebianPackages } from '../../scripts/controlplane/node/host.js';
-import { substitutePanelVariables } from '../../scripts/monitoring/panels.js';
+import { ensureDebianPackages } from '../../scripts/testbed/controlplane/node/host.js';
+import { substitutePanelVariables } from '../../scripts/lab/pictures/panels.js';
 
 const FILES = {
   tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
@@ -65,7 +65,7 @@ describe('plainScrapeConfig', () => {
     for (const f of Object.values(files)) writeFileSync(f, 'x');
     const file = join(dir, 'prometheus.yml');
     // Debian's Prometheus is built without the kubernetes SD: the rest of the job is checked with a
-    // file SD in its place (the live test does the same, scripts/monitoring/discovery.ts).
+    // file SD in its place (the live test does the same, scripts/lab/pictures/discovery.ts).
     const { kubernetes_sd_configs: _kubernetesSd, ...rest } = plainScrapeConfig(r, files);
     writeFileSync(file, stringify({ scrape_configs: [{ ...rest, file_sd_configs: [{ files: [join(dir, 'targets.json')] }] }] }));
     const checked = spawnSync('promtool', ['check', 'config', '--syntax-only', file], { encoding: 'utf8' });

@@ -1,5 +1,5 @@
 /**
- * The README says what is true: its values table is the one scripts/gen-values-table.ts makes from
+ * The README says what is true: its values table is the one scripts/ship/gen/values-table.ts makes from
  * infra/values.schema.json, the release files it names carry package.json's version, and every
  * relative link in it and in docs/development.md reaches a file (and a heading, when it names one).
  */
@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { expectedReadme, README_FILE, TABLE_BEGIN, TABLE_END } from '../../scripts/values-table.js';
+import { expectedReadme, README_FILE, TABLE_BEGIN, TABLE_END } from '../../scripts/ship/gen/values-table-text.js';
 
 const DOCS = ['README.md', 'docs/development.md'];
 
@@ -52,11 +52,11 @@ describe('README.md', () => {
   it('holds the values table made from infra/values.schema.json', () => {
     // expectedReadme() differs from the README in the table only: compare the tables, for a short diff.
     const table = (text: string) => text.slice(text.indexOf(TABLE_BEGIN), text.indexOf(TABLE_END));
-    assert.equal(table(readFileSync(README_FILE, 'utf8')), table(expectedReadme()), 'run `npx tsx scripts/gen-values-table.ts`');
+    assert.equal(table(readFileSync(README_FILE, 'utf8')), table(expectedReadme()), 'run `npx tsx scripts/ship/gen/values-table.ts`');
   });
 
-  it('scripts/gen-values-table.ts --check reports no drift (exit 0)', { timeout: 60_000 }, () => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/gen-values-table.ts', '--check'], {
+  it('scripts/ship/gen/values-table.ts --check reports no drift (exit 0)', { timeout: 60_000 }, () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/ship/gen/values-table.ts', '--check'], {
       encoding: 'utf8',
       timeout: 60_000,
     });

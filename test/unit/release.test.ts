@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Metafile } from 'esbuild';
 import { parseAllDocuments } from 'yaml';
-import { releaseImageSpec } from '../../scripts/release/image.js';
-import { imageLabels, pinnedReference } from '../../scripts/release/labels.js';
-import { CRDS_FILE, INSTALL_FILE, releaseManifests } from '../../scripts/release/manifests.js';
-import { utcSeconds, type Provenance } from '../../scripts/release/provenance.js';
-import { bundledPackages, makeBom, packageDir, serializeBom, validateBom, type SbomInputs } from '../../scripts/release/sbom.js';
-import { formatSums, sumsOf } from '../../scripts/release/sums.js';
+import { releaseImageSpec } from '../../scripts/ship/release/image.js';
+import { imageLabels, pinnedReference } from '../../scripts/ship/release/labels.js';
+import { CRDS_FILE, INSTALL_FILE, releaseManifests } from '../../scripts/ship/release/manifests.js';
+import { utcSeconds, type Provenance } from '../../scripts/ship/release/provenance.js';
+import { bundledPackages, makeBom, packageDir, serializeBom, validateBom, type SbomInputs } from '../../scripts/ship/release/sbom.js';
+import { formatSums, sumsOf } from '../../scripts/ship/release/sums.js';
 
 interface DeploymentSpec {
   replicas: number;

@@ -1,5 +1,5 @@
 /**
- * Which Kubernetes the local cluster runs (scripts/controlplane/releases.ts): KUBERNETES_VERSION
+ * Which Kubernetes the local cluster runs (scripts/testbed/controlplane/releases.ts): KUBERNETES_VERSION
  * by minor or exact version, the newest by default, anything else refused naming the accepted
  * values; the oldest release is the operator's minimum; each release's Go module pins it; the
  * node's kubelet stays within the version-skew policy.
@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pinnedVersion } from '../../scripts/controlplane/assets.js';
-import { ControlPlaneError } from '../../scripts/controlplane/errors.js';
-import { minorNumber, nodeRelease, releases, selectedRelease } from '../../scripts/controlplane/releases.js';
+import { pinnedVersion } from '../../scripts/testbed/controlplane/assets.js';
+import { ControlPlaneError } from '../../scripts/ship/errors.js';
+import { minorNumber, nodeRelease, releases, selectedRelease } from '../../scripts/testbed/controlplane/releases.js';
 import { MINIMUM_KUBERNETES } from '../../src/api/kubernetes.js';
 
 const GOMOD = join(import.meta.dirname, '..', '..', 'scripts', 'controlplane', 'gomod');

@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NODE_LINES, nodeLine, nodeMajor } from '../../scripts/runtimes.js';
-import { selectedLines } from '../../scripts/unit-lines.js';
+import { NODE_LINES, nodeLine, nodeMajor } from '../../scripts/ship/runtimes.js';
+import { selectedLines } from '../../scripts/testbed/unit-lines.js';
 
 test('the supported lines are 22, 24 and 26, each pinned to an exact release', () => {
   assert.deepEqual(NODE_LINES.map(nodeMajor), ['22', '24', '26']);

@@ -1,6 +1,6 @@
 /**
  * Upgrades are safe: what a previous version left in a cluster (test/fixtures/upgrade/*.json,
- * recorded verbatim from a real run of that version by scripts/upgrade-fixture.ts) is adopted by
+ * recorded verbatim from a real run of that version by scripts/testbed/upgrade-fixture.ts) is adopted by
  * this version's controllers, made as their declarations make them (the declared caches, label
  * selectors and transforms), with no write, no new Job or CronJob and no Event.
  *

@@ -75,7 +75,7 @@ describe('values.schema.json', () => {
       await valuesJsonSchemaText(),
       'infra/values.schema.json is out of date: run `npm run gen:values-schema`',
     );
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/gen-values-schema.ts', '--check'], {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/ship/gen/values-schema.ts', '--check'], {
       encoding: 'utf8',
       timeout: 60_000,
     });

@@ -1,0 +1,101 @@
+/**
+ * Operator processes under benchmark: spawned, waited for, killed again (also on Ctrl-C).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from '../../testbed/controlplane/cluster.js';
+import { type BenchEnv } from './env.js';
+import { now, sleep } from './log.js';
+import { trackChild } from './cleanup.js';
+
+export interface OperatorHandle {
+  proc: ChildProcess;
+  pid: number;
+  healthPort: number;
+  metricsPort: number;
+  /** performance.now() just before spawn. */
+  spawnedAt: number;
+  exited: Promise<number>;
+  /** The last lines it logged. */
+  tail(lines?: number): string;
+  alive(): boolean;
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number>;
+}
+
+export async function startOperator(env: BenchEnv, vars: Record<string, string>): Promise<OperatorHandle> {
+  const healthPort = await freePort();
+  const metricsPort = await freePort();
+  const [cmd, ...args] = env.operator.argv;
+  const spawnedAt = now();
+  const proc = spawn(cmd!, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      KUBECONFIG: env.kubeconfig,
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'info',
+      HEALTH_PORT: String(healthPort),
+      METRICS_PORT: String(metricsPort),
+      // Scraped over plain HTTP from this machine (no TLS, no token); a test of the secure
+      // endpoint sets it to false.
+      METRICS_INSECURE_PLAIN_HTTP: 'true',
+      ...vars,
+    },
+  });
+  const untrack = trackChild(proc);
+  const lines: string[] = [];
+  const keep = (d: Buffer): void => {
+    for (const l of d.toString('utf8').split('\n')) if (l) lines.push(l);
+    if (lines.length > 400) lines.splice(0, lines.length - 200);
+  };
+  proc.stdout.on('data', keep);
+  proc.stderr.on('data', keep);
+  const exited = new Promise<number>((resolve) =>
+    proc.on('exit', (code, signal) => {
+      untrack();
+      resolve(code ?? 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : 2));
+    }),
+  );
+  const alive = (): boolean => proc.exitCode === null && proc.signalCode === null;
+  return {
+    proc,
+    pid: proc.pid!,
+    healthPort,
+    metricsPort,
+    spawnedAt,
+    exited,
+    alive,
+    tail: (n = 20) => lines.slice(-n).join('\n'),
+    stop: async (signal = 'SIGTERM', timeoutMs = 40_000) => {
+      if (alive()) proc.kill(signal);
+      const code = await Promise.race([exited, sleep(timeoutMs).then(() => -1)]);
+      if (code === -1) {
+        proc.kill('SIGKILL');
+        return exited;
+      }
+      return code;
+    },
+  };
+}
+
+/** Polls /readyz; resolves with performance.now() of the first 200 and of the first answer at all. */
+export async function waitReady(
+  op: OperatorHandle,
+  opts: { intervalMs?: number; timeoutMs?: number } = {},
+): Promise<{ readyAt: number; listeningAt: number }> {
+  const deadline = now() + (opts.timeoutMs ?? 120_000);
+  let listeningAt = 0;
+  for (;;) {
+    if (!op.alive()) throw new Error(`operator exited before it was ready:\n${op.tail()}`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${op.healthPort}/readyz`, { signal: AbortSignal.timeout(2000) });
+      const at = now();
+      listeningAt ||= at;
+      await res.arrayBuffer();
+      if (res.ok) return { readyAt: at, listeningAt };
+    } catch {
+      // not listening yet
+    }
+    if (now() > deadline) throw new Error(`operator not ready in time:\n${op.tail()}`);
+    await sleep(opts.intervalMs ?? 50);
+  }
+}

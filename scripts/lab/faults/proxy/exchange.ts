@@ -1,0 +1,123 @@
+/**
+ * One request through the fault proxy: the client's side, the server's side once forwarded, and
+ * (for a watch) the stream that perturbs its events. The proxy keeps every open exchange, so that
+ * a partition can freeze them all and close() can end them all.
+ *
+ * Guarantees: a frozen exchange moves no byte either way (the client's body stops reaching the
+ * server, the server's answer stops reaching the client) until it is destroyed; the client going
+ * away ends the server's side too, except while frozen (a partition: the server does not hear of
+ * it); destroy() leaves no socket or timer of the exchange behind.
+ */
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import { endToEndHeaders, type Upstream } from './upstream.js';
+import { WatchStream, type WatchFaults } from './watch.js';
+
+export class Exchange {
+  private up: ClientRequest | undefined;
+  private answer: IncomingMessage | undefined;
+  private stream: WatchStream | undefined;
+  private frozenNow = false;
+  /** The proxy ended the server's side on purpose (an expired watch): its errors mean nothing. */
+  private detached = false;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    /** The request's path without its query. */
+    readonly path: string,
+    readonly watch: boolean,
+  ) {}
+
+  get frozen(): boolean {
+    return this.frozenNow;
+  }
+
+  /** Whether this is a watch whose events flow (or will flow, once the server answers). */
+  get openWatch(): boolean {
+    return this.watch && !this.detached && !this.res.writableEnded;
+  }
+
+  /**
+   * Sends the request to the server. `answered` runs when the server's answer head arrives, before
+   * anything of it is passed on (the write log's callbacks run there).
+   */
+  forward(upstream: Upstream, faults: WatchFaults, answered: (status: number) => void): void {
+    const up = upstream.request(this.req, { watch: this.watch });
+    this.up = up;
+    up.on('response', (answer) => {
+      this.answer = answer;
+      const status = answer.statusCode ?? 502;
+      answered(status);
+      if (this.frozenNow || this.detached) {
+        answer.pause();
+        return;
+      }
+      this.res.writeHead(status, endToEndHeaders(answer.headers));
+      answer.on('error', () => this.serverFailed());
+      if (this.watch && status === 200 && /json/.test(answer.headers['content-type'] ?? '')) {
+        const stream = new WatchStream(this.path, faults, {
+          write: (line) => this.res.write(line),
+          end: () => {
+            this.res.end();
+            this.detach();
+          },
+        });
+        this.stream = stream;
+        // The client learns at once that its watch is open, as from the server, not with the first event.
+        this.res.flushHeaders();
+        answer.on('data', (chunk: Buffer) => stream.receive(chunk));
+        answer.on('end', () => stream.serverEnded());
+      } else answer.pipe(this.res);
+    });
+    up.on('error', () => this.serverFailed());
+    this.req.pipe(up);
+  }
+
+  /** Ends an open watch with the 410 ERROR event, after what it holds; one not yet answered gets it instead of the server's answer. */
+  expire(answerExpired: (res: ServerResponse) => void): void {
+    if (!this.openWatch || this.frozenNow) return;
+    if (this.stream) this.stream.expire();
+    else if (!this.answer) {
+      this.detach();
+      answerExpired(this.res);
+    }
+    // else: the server refused the watch (not a stream): its short answer goes on as it is.
+  }
+
+  /** The partition: no more bytes either way. */
+  freeze(): void {
+    this.frozenNow = true;
+    if (this.up) this.req.unpipe(this.up);
+    this.req.pause();
+    if (this.answer) {
+      this.answer.unpipe(this.res);
+      this.answer.pause();
+    }
+    this.stream?.stop();
+  }
+
+  /** The client went away (or its answer is complete). */
+  clientClosed(): void {
+    if (this.frozenNow) return;
+    this.stream?.stop();
+    this.detach();
+  }
+
+  destroy(): void {
+    this.stream?.stop();
+    this.detach();
+    this.res.destroy();
+  }
+
+  private serverFailed(): void {
+    if (this.detached || this.frozenNow) return;
+    this.stream?.stop();
+    this.res.destroy();
+  }
+
+  /** Ends the server's side, unless its answer is complete (its socket is back in the pool, maybe serving another request). */
+  private detach(): void {
+    this.detached = true;
+    if (this.up && !this.answer?.complete) this.up.destroy();
+  }
+}

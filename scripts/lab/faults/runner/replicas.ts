@@ -1,0 +1,171 @@
+/**
+ * The replicas of one schedule: each a process of the program under test that reaches the API
+ * server only through a fault proxy of its own, named r0, r1, ... in start order.
+ *
+ * Like a Deployment, the set keeps its size: a replica that exits while the schedule runs is
+ * replaced by a fresh one (with a fresh, fault-free proxy). With leader election, the replacement
+ * starts only once another replica has taken the Lease (or a bound passed), so the standby the
+ * schedule prepared, not a newcomer with a fresh cache, takes over.
+ *
+ * Guarantees: every exit is recorded, `designed` when the set signalled the process itself or the
+ * replica had lost its Lease: a renew deadline passed without a renewal whose answer reached it in
+ * time, by its proxy's record (lease-loss.ts; the one designed exit besides bad settings, which a
+ * schedule never gives); stopAll() leaves no process and no proxy behind.
+ */
+import { readAudit } from '../judge/audit.js';
+import { exitAfterLeaseLoss } from '../judge/lease-loss.js';
+import { startFaultProxy, type FaultProxy } from '../proxy/proxy.js';
+import type { Program, ProgramProcess } from '../programs/programs.js';
+
+/** At most this many replacements per schedule: a program that crash-loops is not restarted forever. */
+const MAX_REPLACEMENTS = 4;
+
+export interface Replica {
+  name: string;
+  proxy: FaultProxy;
+  proc: ProgramProcess;
+  startedAt: number;
+  exit?: { code: number | null; signal: string | null; designed: boolean; at: number };
+  /** Set when the set signalled it: its exit is designed. */
+  signalled: boolean;
+}
+
+export interface ReplicaSetOptions {
+  program: Program;
+  adminKubeconfig: string;
+  namespace: string;
+  auditLogPath: string;
+  auditFrom: number;
+  impersonate: { user: string; groups: string[] };
+  env: Record<string, string>;
+  log: (line: string) => void;
+}
+
+export class ReplicaSet {
+  readonly all: Replica[] = [];
+  private stopping = false;
+  private replacements = 0;
+  private readonly pending = new Set<Promise<unknown>>();
+
+  constructor(private readonly o: ReplicaSetOptions) {}
+
+  /** Starts the next replica; `prepare` may arm its proxy's faults before the process starts. */
+  async start(prepare?: (proxy: FaultProxy) => void): Promise<Replica> {
+    const name = `r${this.all.length}`;
+    const proxy = await startFaultProxy({ adminKubeconfig: this.o.adminKubeconfig, replica: name, impersonate: this.o.impersonate });
+    prepare?.(proxy);
+    const proc = await this.o.program.start({
+      kubeconfig: proxy.kubeconfig,
+      replica: name,
+      namespace: this.o.namespace,
+      leaseNamespace: this.o.namespace,
+      env: this.o.env,
+    });
+    const replica: Replica = { name, proxy, proc, startedAt: Date.now(), signalled: false };
+    this.all.push(replica);
+    this.track(
+      proc.exited.then(({ code, signal }) => {
+        const at = Date.now();
+        const designed = replica.signalled || this.stopping || this.lostLease(replica, at);
+        replica.exit = { code, signal, designed, at };
+        const tail = designed ? '' : `: UNEXPECTEDLY; its last output:\n${proc.output().split('\n').slice(-60).join('\n')}`;
+        this.o.log(`${name} exited (code ${code}, signal ${signal})${tail}`);
+        if (!this.stopping) this.track(this.replace(replica));
+      }),
+    );
+    return replica;
+  }
+
+  async startReady(prepare?: (proxy: FaultProxy) => void): Promise<Replica> {
+    const r = await this.start(prepare);
+    await this.o.program.ready(r.proc);
+    return r;
+  }
+
+  /** Signals a replica (a designed fault: SIGKILL for a crash). */
+  kill(r: Replica, signal: NodeJS.Signals = 'SIGKILL'): void {
+    r.signalled = true;
+    r.proc.kill(signal);
+  }
+
+  running(): Replica[] {
+    return this.all.filter((r) => !r.exit);
+  }
+
+  /** The replica whose proxy made the latest successful Lease write (the audit log's word). */
+  leader(): Replica | undefined {
+    const name = this.leaseWrites().at(-1)?.replica;
+    return this.all.find((r) => r.name === name);
+  }
+
+  /** Resolves once `r` has written the Lease successfully, or after timeoutMs (false). */
+  async holdsLease(r: Replica, timeoutMs: number): Promise<boolean> {
+    return this.until(() => this.leaseWrites().some((w) => w.replica === r.name), timeoutMs);
+  }
+
+  exits(): { replica: string; code: number | null; signal: string | null; designed: boolean }[] {
+    return this.all.flatMap((r) =>
+      r.exit ? [{ replica: r.name, code: r.exit.code, signal: r.exit.signal, designed: r.exit.designed }] : [],
+    );
+  }
+
+  /** Counted writes of every replica so far. */
+  writeCount(): number {
+    return this.all.reduce((n, r) => n + r.proxy.writes().length, 0);
+  }
+
+  /** SIGTERM to every replica (SIGKILL after graceMs), then closes every proxy. */
+  async stopAll(graceMs = 10_000): Promise<void> {
+    this.stopping = true;
+    for (const r of this.running()) r.proc.kill('SIGTERM');
+    await Promise.race([Promise.all(this.all.map((r) => r.proc.exited)), new Promise((res) => setTimeout(res, graceMs))]);
+    for (const r of this.running()) r.proc.kill('SIGKILL');
+    await Promise.all(this.all.map((r) => r.proc.exited));
+    await Promise.allSettled([...this.pending]);
+    await Promise.all(this.all.map((r) => r.proxy.close()));
+  }
+
+  private async replace(gone: Replica): Promise<void> {
+    if (this.replacements >= MAX_REPLACEMENTS) return;
+    this.replacements++;
+    const lease = this.o.program.leaderElection ? this.o.program.lease : undefined;
+    if (lease && this.running().length > 0) {
+      // Let the prepared standby take over first; a crash-looping program still gets a replacement.
+      const since = gone.exit!.at;
+      await this.until(() => this.leaseWrites().some((w) => w.replica !== gone.name && w.done > since), (lease.durationS * 3 + 5) * 1000);
+    }
+    if (this.stopping) return;
+    try {
+      await this.start();
+    } catch (err) {
+      this.o.log(`could not start a replacement for ${gone.name}: ${String(err)}`);
+    }
+  }
+
+  /** Whether `r` led and its hold had lapsed by `at`, by what its proxy passed on (lease-loss.ts). */
+  private lostLease(r: Replica, at: number): boolean {
+    const renewS = this.o.program.lease?.renewS;
+    return renewS !== undefined && exitAfterLeaseLoss(r.proxy.leaseRenewals(), renewS * 1000, at);
+  }
+
+  private leaseWrites(): { replica: string; done: number }[] {
+    return readAudit(this.o.auditLogPath, this.o.auditFrom)
+      .filter((r) => r.resource === 'leases' && r.namespace === this.o.namespace && r.replica && r.code >= 200 && r.code < 300)
+      .map((r) => ({ replica: r.replica!, done: r.done }));
+  }
+
+  private async until(cond: () => boolean, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.stopping) {
+      if (cond()) return true;
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  }
+
+  private track(p: Promise<unknown>): void {
+    const q = p.catch((err: unknown) => this.o.log(`replica bookkeeping failed: ${String(err)}`)).finally(() => this.pending.delete(q));
+    this.pending.add(q);
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * The node's images, made here because no registry is reachable: the pod sandbox (pause), the
+ * Job image the operator uses by default (busybox:1.37, from Debian's busybox-static), and the
+ * operator's own image, laid out as the Dockerfile's final stage lays it out. Each is described
+ * by a spec (files and config), written to a docker-archive tar by mkimage (go-containerregistry)
+ * into the cache, keyed by the spec's content, and imported into the node's containerd.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join, posix } from 'node:path';
+import { cacheRoot } from '../../testbed/controlplane/assets.js';
+import { ControlPlaneError } from '../errors.js';
+import { parseFinalStage } from './dockerfile.js';
+
+export interface ImageEntry {
+  path: string;
+  type: 'dir' | 'file' | 'symlink';
+  source?: string;
+  content?: string;
+  target?: string;
+  mode: number;
+  uid: number;
+  gid: number;
+}
+
+export interface ImageConfig {
+  Entrypoint?: string[];
+  Cmd?: string[];
+  Env?: string[];
+  User?: string;
+  WorkingDir?: string;
+  ExposedPorts?: Record<string, object>;
+}
+
+export interface ImageSpec {
+  tag: string;
+  entries: ImageEntry[];
+  config: ImageConfig;
+}
+
+/** The user the restricted pods run as (distroless' "nonroot"). */
+const NONROOT = 65532;
+const PASSWD = `root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:${NONROOT}:${NONROOT}:nonroot:/home/nonroot:/sbin/nologin\n`;
+const GROUP = `root:x:0:\nnobody:x:65534:\nnonroot:x:${NONROOT}:\n`;
+
+/** The pod sandbox image: a local name, so nobody mistakes it for registry.k8s.io's. */
+export const PAUSE_IMAGE = 'localhost/echoperator/pause:local';
+/** The operator's default JOB_IMAGE, as the container runtime normalizes it. */
+export const JOB_IMAGE = 'docker.io/library/busybox:1.37';
+const BUSYBOX = '/bin/busybox';
+
+const file = (path: string, source: string, mode = 0o755): ImageEntry => ({ path, type: 'file', source, mode, uid: 0, gid: 0 });
+const text = (path: string, content: string): ImageEntry => ({ path, type: 'file', content, mode: 0o644, uid: 0, gid: 0 });
+const dir = (path: string, mode = 0o755, owner = 0): ImageEntry => ({ path, type: 'dir', mode, uid: owner, gid: owner });
+
+/** The users, groups and folders every image here has, as distroless has them. */
+function baseEntries(): ImageEntry[] {
+  return [text('etc/passwd', PASSWD), text('etc/group', GROUP), dir('tmp', 0o1777), dir(`home/nonroot`, 0o700, NONROOT)];
+}
+
+/** Adds the missing parent folders and sorts parents before children (tar order). */
+export function withParents(entries: ImageEntry[]): ImageEntry[] {
+  const byPath = new Map(entries.map((e) => [e.path, e]));
+  for (const e of entries) {
+    for (let p = posix.dirname(e.path); p !== '.' && p !== '/'; p = posix.dirname(p)) {
+      if (!byPath.has(p)) byPath.set(p, dir(p));
+    }
+  }
+  return [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+export function pauseImageSpec(pauseBinary: string): ImageSpec {
+  return {
+    tag: PAUSE_IMAGE,
+    entries: withParents([file('pause', pauseBinary)]),
+    config: { Entrypoint: ['/pause'], User: '65535:65535' },
+  };
+}
+
+/**
+ * Debian's static busybox with a link per applet, so `printf` (the Echo Job's command) runs as is.
+ * `busybox` is the binary to put in the image (any executable that answers `--list` with its
+ * applets, one a line): unit tests pass a stand-in, so they need no busybox-static installed.
+ */
+export function busyboxImageSpec(busybox = BUSYBOX): ImageSpec {
+  const applets = (spawnSync(busybox, ['--list'], { encoding: 'utf8' }).stdout ?? '').split('\n').filter(Boolean);
+  if (!applets.includes('printf')) throw new ControlPlaneError(`${busybox} has no printf applet (is busybox-static installed?).`);
+  const links = applets
+    .filter((a) => a !== 'busybox')
+    .map((a): ImageEntry => ({ path: `bin/${a}`, type: 'symlink', target: 'busybox', mode: 0o777, uid: 0, gid: 0 }));
+  return {
+    tag: JOB_IMAGE,
+    entries: withParents([...baseEntries(), file('bin/busybox', busybox), ...links]),
+    config: { Cmd: ['sh'], Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'] },
+  };
+}
+
+/**
+ * busybox whose printf fails (exit 3): a Job image for tests of a run that fails for real, since
+ * printf itself cannot be made to fail by any message.
+ */
+export const FAILING_JOB_IMAGE = 'localhost/echoperator/busybox-failing:local';
+export function failingImageSpec(busyboxBinary = BUSYBOX): ImageSpec {
+  const busybox = busyboxImageSpec(busyboxBinary);
+  const script: ImageEntry = {
+    path: 'bin/printf',
+    type: 'file',
+    content: '#!/bin/sh\necho "printf: failing on purpose" >&2\nexit 3\n',
+    mode: 0o755,
+    uid: 0,
+    gid: 0,
+  };
+  return { ...busybox, tag: FAILING_JOB_IMAGE, entries: busybox.entries.map((e) => (e.path === script.path ? script : e)) };
+}
+
+/** This Node's shared libraries, as the dynamic loader resolves them (`ldd`). */
+function sharedLibraries(binary: string): ImageEntry[] {
+  const out = spawnSync('ldd', [binary], { encoding: 'utf8' });
+  if (out.status !== 0) throw new ControlPlaneError(`ldd ${binary} failed: ${out.stderr.trim()}`);
+  const entries: ImageEntry[] = [];
+  for (const line of out.stdout.split('\n')) {
+    const m = /(?:=>\s*)?(\/\S+)\s+\(0x/.exec(line);
+    if (m) entries.push(file(m[1]!.slice(1), realpathSync(m[1]!)));
+  }
+  return entries;
+}
+
+/**
+ * The operator's image: the Dockerfile's final stage applied to a local stand-in for its
+ * distroless Node base (`node`, the binary of the base's Node major, at /nodejs/bin/node with its
+ * libraries; distroless' users and folders). The bundle is the only file the Dockerfile copies.
+ */
+export function operatorImageSpec(opts: { dockerfile: string; repoRoot: string; bundle: string; tag: string; node: string }): ImageSpec {
+  const stage = parseFinalStage(readFileSync(opts.dockerfile, 'utf8'));
+  const copies = stage.copies.map((c) => {
+    const workdir = stage.stageWorkdirs[c.fromStage];
+    if (!workdir || !c.source.startsWith(`${workdir}/`))
+      throw new ControlPlaneError(`Dockerfile: cannot map ${c.source} of stage ${c.fromStage} to the source tree.`);
+    const local = join(opts.repoRoot, c.source.slice(workdir.length + 1));
+    if (local !== opts.bundle)
+      throw new ControlPlaneError(
+        `Dockerfile: the final stage copies ${c.source}; the local image knows only the bundle (${opts.bundle}).`,
+      );
+    return file(c.dest.replace(/^\//, ''), local, 0o644);
+  });
+  const node = realpathSync(opts.node);
+  return {
+    tag: opts.tag,
+    entries: withParents([...baseEntries(), file('nodejs/bin/node', node), ...sharedLibraries(node), ...copies]),
+    config: {
+      Entrypoint: stage.entrypoint,
+      Env: Object.entries(stage.env).map(([k, v]) => `${k}=${v}`),
+      User: stage.user,
+      ExposedPorts: Object.fromEntries(stage.exposedPorts.map((p) => [p, {}])),
+    },
+  };
+}
+
+/** A digest of everything the image is made of: the spec and the content of every file it copies. */
+function specDigest(spec: ImageSpec): string {
+  const hash = createHash('sha256').update(JSON.stringify(spec));
+  for (const e of spec.entries) if (e.source) hash.update(readFileSync(e.source));
+  return hash.digest('hex').slice(0, 16);
+}
+
+export interface BuiltImage {
+  tag: string;
+  tar: string;
+}
+
+/** Writes the image tar into the cache unless the same spec was written before. */
+export function buildImage(mkimage: string, spec: ImageSpec): BuiltImage {
+  const slug = spec.tag.replace(/[^a-zA-Z0-9.-]+/g, '_');
+  const tar = join(cacheRoot(), 'images', `${slug}-${specDigest(spec)}.tar`);
+  if (existsSync(tar)) return { tag: spec.tag, tar };
+  mkdirSync(dirname(tar), { recursive: true });
+  const partial = `${tar}.partial-${process.pid}`;
+  const run = spawnSync(mkimage, [], { input: JSON.stringify({ ...spec, output: partial }), encoding: 'utf8' });
+  if (run.status !== 0) {
+    rmSync(partial, { force: true });
+    throw new ControlPlaneError(`Could not build the image ${spec.tag}: ${run.stderr.trim() || run.error?.message}`);
+  }
+  renameSync(partial, tar);
+  return { tag: spec.tag, tar };
+}
+
+/** Imports image tars into the node's containerd (the kubelet's CRI namespace). */
+export function importImages(containerdSocket: string, images: BuiltImage[]): void {
+  for (const image of images) {
+    const run = spawnSync('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', 'images', 'import', image.tar], {
+      encoding: 'utf8',
+    });
+    if (run.status !== 0)
+      throw new ControlPlaneError(`Could not import ${image.tag} into the node: ${(run.stderr || run.error?.message || '').trim()}`);
+  }
+}
