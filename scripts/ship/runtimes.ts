@@ -13,7 +13,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BUNDLE, ROOT, buildBundle } from './build.js';
 import { SEA, buildSea } from './build-sea.js';
-import { cacheRoot } from '../testbed/controlplane/assets.js';
+import { cacheRoot } from './gobuild.js';
 
 /**
  * The Node release lines that are not end-of-life, each pinned to an exact release: 22 (maintenance

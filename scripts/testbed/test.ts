@@ -20,7 +20,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ADD_ON_BUILDS, unbuiltAddOnsFor } from './controlplane/addon-builds.js';
-import { isAlive } from './controlplane/assets.js';
+import { isAlive } from '../ship/gobuild.js';
 import { wantNode } from './controlplane/cluster.js';
 import { exitWithError } from '../ship/errors.js';
 import { machineLeftovers } from './controlplane/node/node.js';

@@ -18,7 +18,7 @@ import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { synthesize, type Manifest } from '../../infra/chart.js';
 import { valuesFromSources } from '../../infra/values.js';
-import { ensureHelm } from '../../scripts/testbed/controlplane/assets.js';
+import { ensureHelm } from '../../scripts/ship/helm/tool.js';
 import { generateChart } from '../../scripts/ship/helm/generate.js';
 import { addOnsReady } from '../support/addons.js';
 

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ensureImageTools } from '../../scripts/testbed/controlplane/assets.js';
+import { ensureImageTools } from '../../scripts/ship/image/tools.js';
 import { busyboxImageSpec, type ImageSpec } from '../../scripts/ship/image/images.js';
 
 function write(mkimage: string, spec: ImageSpec, output: string): { id: string; digest: string } {

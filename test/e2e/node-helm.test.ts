@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
-import { ensureHelm } from '../../scripts/testbed/controlplane/assets.js';
+import { ensureHelm } from '../../scripts/ship/helm/tool.js';
 import { packageChart } from '../../scripts/ship/helm/generate.js';
 import { loadOperatorImage } from '../../scripts/testbed/operator-image.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';

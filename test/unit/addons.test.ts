@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { recordAddon, stopAddons } from '../../scripts/testbed/controlplane/addons.js';
-import { isAlive } from '../../scripts/testbed/controlplane/assets.js';
+import { isAlive } from '../../scripts/ship/gobuild.js';
 import { isZombie } from '../../scripts/testbed/controlplane/process.js';
 
 /** A process whose command line names `dir`, as the cluster's processes do. */

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { dashboardJson } from '../../infra/monitoring/dashboard.js';
-import { ensureOwnGoBinaries } from '../../scripts/testbed/controlplane/assets.js';
+import { ensureOwnGoBinaries } from '../../scripts/ship/gobuild.js';
 
 const MODULE = fileURLToPath(new URL('../../scripts/lab/pictures/dashboard-schema', import.meta.url));
 

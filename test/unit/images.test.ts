@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { synthesize } from '../../infra/chart.js';
 import { parseFinalStage } from '../../scripts/ship/image/dockerfile.js';
-import { baseNodeBinary } from '../../scripts/testbed/operator-image.js';
+import { baseNodeBinary } from '../../scripts/ship/image/operator.js';
 import { manifestsOf } from '../support/manifests.js';
 import {
   busyboxImageSpec,

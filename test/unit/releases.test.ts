@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { pinnedVersion } from '../../scripts/testbed/controlplane/assets.js';
+import { pinnedVersion } from '../../scripts/ship/gobuild.js';
 import { ControlPlaneError } from '../../scripts/ship/errors.js';
 import { minorNumber, nodeRelease, releases, selectedRelease } from '../../scripts/testbed/controlplane/releases.js';
 import { MINIMUM_KUBERNETES } from '../../src/api/kubernetes.js';
 
-const GOMOD = join(import.meta.dirname, '..', '..', 'scripts', 'controlplane', 'gomod');
+const GOMOD = join(import.meta.dirname, '..', '..', 'scripts', 'testbed', 'controlplane', 'gomod');
 const all = releases(GOMOD);
 const pick = (v?: string) => selectedRelease(GOMOD, v === undefined ? {} : { KUBERNETES_VERSION: v }).version;
 

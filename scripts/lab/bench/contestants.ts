@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { commandFromEnv } from '../../testbed/command-env.js';
-import { ensureOwnGoBinaries } from '../../testbed/controlplane/assets.js';
+import { ensureOwnGoBinaries } from '../../ship/gobuild.js';
 import { customCommand, log, type BenchEnv, type OperatorCommand } from './common.js';
 
 const peerModule = join(dirname(fileURLToPath(import.meta.url)), 'peer');

@@ -16,7 +16,7 @@ import { createWriteStream, existsSync, mkdirSync, mkdtempSync, renameSync, writ
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { cacheRoot } from '../../testbed/controlplane/assets.js';
+import { cacheRoot } from '../../ship/gobuild.js';
 import { ControlPlaneError } from '../../ship/errors.js';
 import type { Kubectl } from '../../testbed/kubectl.js';
 

@@ -27,7 +27,7 @@ import { parseDocument } from 'yaml';
 import packageJson from '../../../package.json' with { type: 'json' };
 import { renderCrdFiles } from '../../../src/api/render.js';
 import { CUSTOM_RESOURCES } from '../../../src/controllers/index.js';
-import { ensureHelm } from '../../testbed/controlplane/assets.js';
+import { ensureHelm } from './tool.js';
 import { generatedTemplates } from './bodies.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');

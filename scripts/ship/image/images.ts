@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
-import { cacheRoot } from '../../testbed/controlplane/assets.js';
+import { cacheRoot } from '../gobuild.js';
 import { ControlPlaneError } from '../errors.js';
 import { parseFinalStage } from './dockerfile.js';
 

@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ensureImageTools } from '../../testbed/controlplane/assets.js';
+import { ensureImageTools } from '../image/tools.js';
 import type { ImageConfig, ImageSpec } from '../image/images.js';
 import { imageLabels } from './labels.js';
 import type { Provenance } from './provenance.js';

@@ -10,7 +10,7 @@ import { basename, join, relative } from 'node:path';
 import { IMAGE_REPOSITORY } from '../../../infra/props.js';
 import { BUNDLE, ROOT, buildBundle } from '../build.js';
 import { packageChart } from '../helm/generate.js';
-import { baseNodeBinary, operatorImage } from '../../testbed/operator-image.js';
+import { baseNodeBinary, operatorImage } from '../image/operator.js';
 import { buildReleaseImage } from './image.js';
 import { releaseManifests } from './manifests.js';
 import { nodeRuntime } from './node-runtime.js';

@@ -6,7 +6,9 @@
  * order is left alone); such a file waits for the build before its first test (the build lock in
  * assets.ts waits for the builder), outside any test's timeout.
  */
-import { ensureArgoCdHealth, ensureFluxBinaries, ensureHelm, ensurePrometheusOperator, isCached } from './assets.js';
+import { ensureArgoCdHealth, ensureFluxBinaries, ensurePrometheusOperator } from './assets.js';
+import { ensureHelm } from '../../ship/helm/tool.js';
+import { isCached } from '../../ship/gobuild.js';
 
 export interface AddOnBuild {
   /** Builds it when missing (waiting for a build under way), cached after. */

@@ -10,7 +10,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stopAddons } from './addons.js';
-import { ensureBinaries, isAlive, kubernetesVersion, type ControlPlaneBinaries } from './assets.js';
+import { ensureBinaries, kubernetesVersion, type ControlPlaneBinaries } from './assets.js';
+import { isAlive } from '../../ship/gobuild.js';
 import { ControlPlaneError, formatDuration } from '../../ship/errors.js';
 import { NODE_IP, SERVICE_CIDR } from './network.js';
 import { startNode, stopNode, type NodeState } from './node/node.js';

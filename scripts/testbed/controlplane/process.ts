@@ -8,7 +8,7 @@ import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { isAlive } from './assets.js';
+import { isAlive } from '../../ship/gobuild.js';
 import { ControlPlaneError, formatDuration } from '../../ship/errors.js';
 
 /** True when pid is alive and its command line names our folder (not a reused pid). */

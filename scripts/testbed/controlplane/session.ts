@@ -7,7 +7,8 @@
 import { mkdtempSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cacheRoot, kubernetesVersion } from './assets.js';
+import { cacheRoot } from '../../ship/gobuild.js';
+import { kubernetesVersion } from './assets.js';
 import { isRunning, readState, startControlPlane, stopControlPlane, wantNode, type ControlPlaneState } from './cluster.js';
 import { ControlPlaneError } from '../../ship/errors.js';
 

@@ -33,7 +33,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { ensureNodeBinaries, isAlive } from '../assets.js';
+import { ensureNodeBinaries } from '../assets.js';
+import { isAlive } from '../../../ship/gobuild.js';
 import { ControlPlaneError, formatDuration } from '../../../ship/errors.js';
 import { NODE_IP, NODE_NAME } from '../network.js';
 import { httpJson, launch, processesMentioning, terminate, waitFor, type Launched } from '../process.js';
