@@ -141,3 +141,58 @@ test("a custom resource's group, kinds and plural are written only in src/api", 
   }
   assert.deepEqual(found, [], 'derive these from src/api (e.g. ECHOS.resource, crdName(ECHOS), apiVersionOf(ECHOS))');
 });
+
+/**
+ * scripts/ has three rooms: ship/ (what ships: builds, release, chart, generators), testbed/ (the
+ * local Kubernetes, the demo, the test runner) and lab/ (benchmarks, the fault campaign, studies).
+ * Each room may import the rooms before it in that order, never after; the product (src/, infra/)
+ * imports none of them, nor test/.
+ */
+const ROOMS = ['ship', 'testbed', 'lab'] as const;
+
+function roomOf(file: string): string {
+  if (file.startsWith('scripts/')) return `scripts/${file.split('/')[1]}`;
+  return file.split('/')[0]!;
+}
+
+/** Each import among `files` (repository-relative) that crosses the rooms the wrong way, as `file -> target`. */
+function roomViolations(files: string[], importsOfFile: (file: string) => string[]): string[] {
+  const rank = (room: string): number => ROOMS.indexOf(room.replace('scripts/', '') as (typeof ROOMS)[number]);
+  const refused = (from: string, to: string): boolean => {
+    if (from === 'src' || from === 'infra') return to.startsWith('scripts') || to === 'test';
+    if (!from.startsWith('scripts/')) return false;
+    if (to === 'test') return true;
+    return to.startsWith('scripts/') && rank(to) > rank(from);
+  };
+  return files.flatMap((f) => importsOfFile(f).flatMap((t) => (refused(roomOf(f), roomOf(t)) ? [`${f} -> ${t}`] : [])));
+}
+
+test('scripts/ is three rooms, ship, testbed and lab, and nothing else', () => {
+  const entries = readdirSync('scripts').filter((name) => statSync(join('scripts', name)).isDirectory());
+  assert.deepEqual(entries.sort(), [...ROOMS].sort());
+});
+
+test('what ships imports neither the test bed nor the lab; the test bed does not import the lab; the product none', () => {
+  const files = ['src', 'infra', 'scripts'].flatMap(tsFiles);
+  const local = (f: string): string[] => allImportsOf(f).flatMap((s) => resolveImport(f, s) ?? []);
+  assert.deepEqual(roomViolations(files, local), []);
+});
+
+test('the room check refuses a planted ship -> lab, ship -> testbed, testbed -> lab and src -> scripts import', () => {
+  const graph: Record<string, string[]> = {
+    'scripts/ship/build.ts': ['scripts/lab/bench/env.ts', 'scripts/ship/errors.ts'],
+    'scripts/ship/release.ts': ['scripts/testbed/kubectl.ts'],
+    'scripts/testbed/demo.ts': ['scripts/lab/faults/random.ts', 'scripts/ship/build.ts', 'src/api/echo.ts'],
+    'scripts/lab/bench/env.ts': ['scripts/testbed/kubectl.ts', 'scripts/ship/build.ts'],
+    'src/main.ts': ['scripts/ship/build.ts'],
+  };
+  assert.deepEqual(
+    roomViolations(Object.keys(graph), (f) => graph[f]!),
+    [
+      'scripts/ship/build.ts -> scripts/lab/bench/env.ts',
+      'scripts/ship/release.ts -> scripts/testbed/kubectl.ts',
+      'scripts/testbed/demo.ts -> scripts/lab/faults/random.ts',
+      'src/main.ts -> scripts/ship/build.ts',
+    ],
+  );
+});

@@ -8,12 +8,12 @@
  * a mutant), none asked to label or name anything in a particular way:
  * - one-job-per-generation: a Job is of an Echo when its controller owner reference names the
  *   Echo's uid; it ran the generation whose message it prints and which was the latest such when
- *   the create was received; no generation gets two Job creates (judge-generations.ts says why
+ *   the create was received; no generation gets two Job creates (judge/generations.ts says why
  *   the message and the time, not a label, decide the generation);
  * - job-when-done, status-converges, one-cronjob, cronjob-matches-spec: on the final state
- *   (judge-state.ts), re-read until they hold or the bound after the workload's end passes: a
+ *   (judge/state.ts), re-read until they hold or the bound after the workload's end passes: a
  *   violation then says what the status says against the truth;
- * - write-outside-term: lease terms from the audit log's Lease writes (judge-terms.ts);
+ * - write-outside-term: lease terms from the audit log's Lease writes (judge/terms.ts);
  * - unexpected-exit: a replica's exit the schedule did not design (a lost lease, bad settings).
  */
 import type { V1CronJob, V1Job } from '@kubernetes/client-node';

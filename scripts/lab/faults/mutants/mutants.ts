@@ -1,6 +1,6 @@
 /**
  * Mutants: our operator with one known bug re-implanted, to prove the campaign can fail (the
- * issue's mutation score). Each is one patch in scripts/lab/faults/mutants/<name>.patch against
+ * issue's mutation score). Each is one patch in scripts/lab/faults/mutants/patches/<name>.patch against
  * src/ at HEAD, applied to a scratch copy of HEAD's tree (never to the working tree) and bundled
  * by that copy's own `npm run build` (scripts/ship/build.ts).
  *
@@ -14,14 +14,14 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, r
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cacheRoot } from '../../../testbed/controlplane/assets.js';
+import { cacheRoot } from '../../../ship/gobuild.js';
 import { log } from '../../bench/log.js';
 import { ROOT } from '../programs/replica.js';
 
 /** The bugs, one per patch file: the unit test holds this list equal to the folder. */
 export const MUTANTS = ['no-index-check', 'no-read-your-writes', 'write-after-renew-deadline', 'trust-watch-after-gap'] as const;
 
-export const MUTANTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'mutants');
+export const MUTANTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'patches');
 
 export function mutantPatch(name: string): string {
   if (!(MUTANTS as readonly string[]).includes(name)) throw new Error(`unknown mutant "${name}": one of ${MUTANTS.join(', ')}`);

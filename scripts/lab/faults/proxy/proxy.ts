@@ -5,8 +5,8 @@
  *
  * The replica talks plain HTTP/1.1 to 127.0.0.1 (its kubeconfig has no credentials); the proxy
  * forwards over HTTPS as the admin, impersonating the replica's ServiceAccount with the extra
- * `replica` (proxy-upstream.ts), so RBAC is enforced as in a real install and the audit log names
- * the replica of every write. Watches are streamed line by line (proxy-watch.ts).
+ * `replica` (proxy/upstream.ts), so RBAC is enforced as in a real install and the audit log names
+ * the replica of every write. Watches are streamed line by line (proxy/watch.ts).
  *
  * Guarantees: every request is forwarded at once and unchanged (but for identity headers, and
  * JSON instead of protobuf for watches) unless a fault is in force; faults act from the call on,

@@ -1,6 +1,6 @@
 /** The values the fault proxy hands out: its own module, so the proxy's parts need not import the proxy. */
 
-/** A write the server answered, as the proxy counted it (proxy-writes.ts says which count). */
+/** A write the server answered, as the proxy counted it (proxy/writes.ts says which count). */
 export interface ProxyWrite {
   seq: number;
   /** The HTTP method. */

@@ -2,8 +2,8 @@
  * Plays one schedule on the campaign's control plane and judges it.
  *
  * A fresh namespace (deleted after), the program's RBAC in it, one fault proxy per replica
- * (runner-replicas.ts), the kubelet stand-in completing Job pods, the workload (workloads.ts) with
- * the faults at their times (runner-faults.ts); then quiescence, detected by condition: the state
+ * (runner/replicas.ts), the kubelet stand-in completing Job pods, the workload (workloads.ts) with
+ * the faults at their times (runner/faults.ts); then quiescence, detected by condition: the state
  * rules of the judge hold and no replica wrote anything over two polls, or the bound passed. Then
  * the trace goes to checkInvariants, and the replicas are stopped.
  *
