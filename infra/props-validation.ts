@@ -16,8 +16,8 @@ import {
   isUrlPath,
 } from '../src/config/validation.js';
 import { echoPodTemplate } from '../src/controllers/common/pod.js';
-import { checkPodProps, resolvePodProps } from './pod-props.js';
-import { DEFAULTS } from './props-defaults.js';
+import { checkPodProps } from './pod-props.js';
+import { withDefaults } from './props-defaults.js';
 import { CONFIG_CHECKSUM_ANNOTATION, INSTALL_LABEL_KEYS, installEnvNames } from './props-settings.js';
 import { LOG_FORMATS, LOG_LEVELS, type EchoperatorProps, type ResolvedEchoperatorProps, type ResourceQuantities } from './props-types.js';
 
@@ -101,70 +101,8 @@ function checkJobMaxResources(max: Required<ResourceQuantities>): void {
 
 /** Fills in defaults and checks every prop; throws EchoperatorPropsError naming the bad one. */
 export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedEchoperatorProps {
-  const metrics = {
-    ...DEFAULTS.metrics,
-    ...defined(props.metrics),
-    certSecret: props.metrics?.certSecret,
-    networkPolicy: {
-      enabled: props.metrics?.networkPolicy?.enabled ?? DEFAULTS.metricsNetworkPolicy.enabled,
-      namespaceLabels: { ...(props.metrics?.networkPolicy?.namespaceLabels ?? DEFAULTS.metricsNetworkPolicy.namespaceLabels) },
-    },
-  };
-  const ha = { ...DEFAULTS.ha, ...defined(props.ha) };
-  const namespace = props.namespace ?? DEFAULTS.namespace;
-  const mon = props.monitoring ?? {};
-  const monitoringNamespace = mon.namespace ?? namespace;
-  const monitoringLabels = { ...mon.labels };
-  const monitoring: ResolvedEchoperatorProps['monitoring'] = {
-    enabled: mon.enabled ?? false,
-    namespace: monitoringNamespace,
-    interval: mon.interval ?? DEFAULTS.monitoring.interval,
-    labels: monitoringLabels,
-    prometheusServiceAccount: { ...(mon.prometheusServiceAccount ?? DEFAULTS.monitoring.prometheusServiceAccount) },
-    insecureSkipVerify: mon.insecureSkipVerify ?? false,
-    rules: {
-      enabled: mon.rules?.enabled ?? false,
-      labels: { ...(mon.rules?.labels ?? monitoringLabels) },
-      runbookUrl: mon.rules?.runbookUrl ?? DEFAULTS.monitoring.runbookUrl,
-    },
-    dashboard: {
-      enabled: mon.dashboard?.enabled ?? false,
-      namespace: mon.dashboard?.namespace ?? monitoringNamespace,
-      labels: { ...(mon.dashboard?.labels ?? DEFAULTS.monitoring.dashboardLabels) },
-    },
-  };
-  const r: ResolvedEchoperatorProps = {
-    namespace,
-    createNamespace: props.createNamespace ?? true,
-    installCrds: props.installCrds ?? true,
-    name: props.name ?? DEFAULTS.name,
-    appName: props.appName ?? DEFAULTS.name,
-    instance: props.instance ?? props.name ?? DEFAULTS.name,
-    image: props.image ?? DEFAULTS.image,
-    imagePullPolicy: props.imagePullPolicy ?? DEFAULTS.imagePullPolicy,
-    command: [...(props.command ?? DEFAULTS.command)],
-    args: [...(props.args ?? DEFAULTS.args)],
-    workers: props.workers ?? DEFAULTS.workers,
-    watchNamespaces: props.watchNamespaces ? [...props.watchNamespaces] : undefined,
-    logLevel: props.logLevel ?? DEFAULTS.logLevel,
-    logFormat: props.logFormat ?? DEFAULTS.logFormat,
-    metrics,
-    monitoring,
-    healthPort: props.healthPort ?? DEFAULTS.healthPort,
-    resources: {
-      requests: { ...DEFAULTS.resources.requests, ...defined(props.resources?.requests) },
-      limits: { ...DEFAULTS.resources.limits, ...defined(props.resources?.limits) },
-    },
-    jobImage: props.jobImage ?? DEFAULTS.jobImage,
-    jobMaxResources: { ...DEFAULTS.jobMaxResources, ...defined(props.jobMaxResources) },
-    ha,
-    terminationGracePeriodSeconds: props.terminationGracePeriodSeconds ?? DEFAULTS.terminationGracePeriodSeconds,
-    confineServiceAccount: props.confineServiceAccount ?? true,
-    tenantRoles: props.tenantRoles ?? true,
-    labels: { ...props.labels },
-    pod: resolvePodProps(props),
-  };
-
+  const r = withDefaults(props);
+  const ha = r.ha;
   checkLabel('namespace', r.namespace);
   // Leaves room for the '-config' and '-metrics' suffixes within a DNS label.
   checkLabel('name', r.name, NAME_MAX_LENGTH);
@@ -327,9 +265,4 @@ function checkMonitoring(r: ResolvedEchoperatorProps): void {
         'a ServiceMonitor reads the CA to verify with from a Secret in its own namespace',
     );
   }
-}
-
-/** Drops keys whose value is undefined, so `{ port: undefined }` keeps the default port. */
-function defined<T extends object>(o: T | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
