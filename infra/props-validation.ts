@@ -259,10 +259,4 @@ function checkMonitoring(r: ResolvedEchoperatorProps): void {
         "to scrape without verifying (the scraper's token then goes to whichever endpoint answers)",
     );
   }
-  if (r.metrics.certSecret !== undefined && m.namespace !== r.namespace) {
-    fail(
-      `monitoring.namespace (${m.namespace}) must be the install's namespace (${r.namespace}) when metrics.certSecret is set: ` +
-        'a ServiceMonitor reads the CA to verify with from a Secret in its own namespace',
-    );
-  }
 }
