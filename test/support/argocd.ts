@@ -1,8 +1,8 @@
 /**
- * Argo CD's health check for the operator's kinds, as shipped: the Lua files in Argo CD's
- * resource_customizations layout (docs/argocd/resource_customizations/<group>/<Kind>/health.lua),
- * the argocd-cm ConfigMap built from them (docs/gitops.md shows it; a unit test keeps the two
- * equal), and Argo CD's answer for an object, from Argo CD's own code: the harness in
+ * Argo CD's health check for the operator's kinds, as shipped: one Lua script for every kind
+ * (docs/argocd/health.lua: it reads only the status conditions every kind of ours writes), the
+ * argocd-cm ConfigMap that names it once per kind (docs/gitops.md shows it; a unit test keeps the
+ * two equal), and Argo CD's answer for an object, from Argo CD's own code: the harness in
  * scripts/testbed/controlplane/gomod/argocd-health, built into the per-user cache (`npm test` builds it
  * before any test starts).
  */
@@ -15,15 +15,13 @@ import { ensureArgoCdHealth } from '../../scripts/testbed/controlplane/assets.js
 export const GROUP = 'mmontes.io';
 export const KINDS = ['Echo', 'ScheduledEcho'] as const;
 
-export function healthLuaPath(kind: (typeof KINDS)[number]): string {
-  return join('docs', 'argocd', 'resource_customizations', GROUP, kind, 'health.lua');
-}
+/** The health check of every kind in KINDS. */
+export const HEALTH_LUA = join('docs', 'argocd', 'health.lua');
 
-/** The argocd-cm ConfigMap that adds the checks: one `resource.customizations.health.<group>_<Kind>` key per kind. */
+/** The argocd-cm ConfigMap that adds the check: one `resource.customizations.health.<group>_<Kind>` key per kind, each HEALTH_LUA. */
 export function argocdConfigMap(): Record<string, unknown> {
-  const data = Object.fromEntries(
-    KINDS.map((k) => [`resource.customizations.health.${GROUP}_${k}`, readFileSync(healthLuaPath(k), 'utf8')]),
-  );
+  const script = readFileSync(HEALTH_LUA, 'utf8');
+  const data = Object.fromEntries(KINDS.map((k) => [`resource.customizations.health.${GROUP}_${k}`, script]));
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-cm', namespace: 'argocd' }, data };
 }
 

@@ -1,14 +1,15 @@
 /**
  * The Argo CD health check shipped in two places cannot drift: the argocd-cm snippet in
- * docs/gitops.md is, parsed, exactly the ConfigMap built from the Lua files in Argo CD's
- * resource_customizations layout (what test/e2e/argocd-health*.test.ts runs on Argo CD's own VM).
+ * docs/gitops.md is, parsed, exactly the ConfigMap built from docs/argocd/health.lua, one key per
+ * kind (what test/e2e/argocd-health*.test.ts runs on Argo CD's own VM).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/kube/object.js';
-import { argocdConfigMap, healthLuaPath, KINDS } from '../support/argocd.js';
+import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
+import { argocdConfigMap, HEALTH_LUA } from '../support/argocd.js';
 
 function docsConfigMaps(): unknown[] {
   const md = readFileSync('docs/gitops.md', 'utf8');
@@ -18,15 +19,15 @@ function docsConfigMaps(): unknown[] {
     .filter((o) => o?.kind === 'ConfigMap' && o.metadata?.name === 'argocd-cm');
 }
 
-test("docs/gitops.md shows the argocd-cm ConfigMap made of the repository's health.lua files, word for word", () => {
+test('docs/gitops.md shows the argocd-cm ConfigMap made of docs/argocd/health.lua, word for word', () => {
   const found = docsConfigMaps();
   assert.equal(found.length, 1, 'one argocd-cm snippet in docs/gitops.md');
   assert.deepEqual(found[0], argocdConfigMap());
 });
 
-test("one health.lua per kind, in Argo CD's <group>/<Kind>/health.lua layout, each a script that returns hs", () => {
-  for (const kind of KINDS) {
-    assert.ok(existsSync(healthLuaPath(kind)), healthLuaPath(kind));
-    assert.match(readFileSync(healthLuaPath(kind), 'utf8'), /\nreturn hs\n$/);
-  }
+test('one health.lua, a script that returns hs, is the check of every custom resource the operator serves', () => {
+  const script = readFileSync(HEALTH_LUA, 'utf8');
+  assert.match(script, /\nreturn hs\n$/);
+  const expected = CUSTOM_RESOURCES.map((k) => [`resource.customizations.health.${k.group}_${k.kind}`, script]);
+  assert.deepEqual(argocdConfigMap().data, Object.fromEntries(expected));
 });
