@@ -9,11 +9,17 @@ import './v8flags.js'; // first: see there
 import { hostname } from 'node:os';
 import { parseSettingsOrExit, type Settings } from './config/index.js';
 import { CUSTOM_RESOURCES, runnableControllers } from './controllers/index.js';
-import { KubeConfigError, loadKubeConfig } from './kube/config.js';
-import { RestClient } from './kube/rest.js';
-import { Manager, type ManagerConfig } from './manager/manager.js';
-import { StartupTimeoutError } from './manager/startup.js';
-import { UnsupportedServerError } from './manager/preflight.js';
+import {
+  KubeConfigError,
+  LeadershipLostError,
+  loadKubeConfig,
+  Manager,
+  type ManagerConfig,
+  realClock,
+  RestClient,
+  StartupTimeoutError,
+  UnsupportedServerError,
+} from './runtime/index.js';
 import { MINIMUM_KUBERNETES } from './api/kubernetes.js';
 import { KubeEventRecorder, restEventSink } from './observability/events/index.js';
 import { HealthServer } from './observability/health.js';
@@ -22,8 +28,6 @@ import { createMetrics } from './observability/metrics.js';
 import { MAX_REVIEWS_IN_FLIGHT } from './observability/metricsauth.js';
 import { MetricsEndpoint } from './observability/metricsendpoint.js';
 import { CertificateError } from './observability/servingcert.js';
-import { realClock } from './runtime/clock.js';
-import { LeadershipLostError } from './runtime/leaderelection/index.js';
 import { VERSION } from './version.js';
 
 function managerConfig(s: Settings): ManagerConfig {

@@ -4,8 +4,7 @@
  * (it is a ResourceType), the CRD (buildCrd: crds/ and infra/), the preflight's list of required
  * CRDs, owner references, and the operator's RBAC rules (through the controllers that use it).
  */
-import type { KubeObject } from '../kube/object.js';
-import type { ResourceType } from '../kube/resources.js';
+import type { KubeObject, ResourceType } from '../runtime/index.js';
 import { GROUP, VERSION } from './group.js';
 import type { JSONSchemaProps } from './schema.js';
 

@@ -131,4 +131,4 @@ export const messageSchema: JSONSchemaProps = {
   ],
 };
 
-export type { Condition, ObjectMeta } from '../kube/object.js';
+export type { Condition, ObjectMeta } from '../runtime/index.js';

@@ -14,10 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { Command, CommanderError, Help, Option } from 'commander';
-import { brokenLeaseRule, JITTER_FACTOR, LEASE_DEFAULT_SECONDS } from '../runtime/leaderelection/config.js';
+import { brokenLeaseRule, JITTER_FACTOR, LEASE_DEFAULT_SECONDS, redactText } from '../runtime/index.js';
 import { API_VERSION } from '../api/group.js';
 import { VERSION } from '../version.js';
-import { redactText } from '../kube/redact.js';
 import { InvalidValue, boolean } from './parsers.js';
 import { SETTINGS, type DefaultContext, type SettingSpec, type Settings } from './settings.js';
 

@@ -7,8 +7,7 @@
  * The environment variable names are those of the Go echoperator, so its Helm values and
  * ConfigMaps keep working.
  */
-import { LEASE_DEFAULT_SECONDS, LEASE_MAX_SECONDS } from '../runtime/leaderelection/config.js';
-import type { LogLevel } from '../runtime/log.js';
+import { LEASE_DEFAULT_SECONDS, LEASE_MAX_SECONDS, type LogLevel } from '../runtime/index.js';
 import type { LogFormat } from '../observability/logging.js';
 import {
   boolean,

@@ -8,8 +8,7 @@
  */
 import { isCustomResourceKind, type CustomResourceKind } from '../api/crd.js';
 import type { Settings } from '../config/settings.js';
-import { sameType } from '../runtime/controller/builder.js';
-import type { ControllerDeclaration, ControllerSpec, RunnableController } from '../runtime/controller/declaration.js';
+import { type ControllerDeclaration, type ControllerSpec, type RunnableController, sameType } from '../runtime/index.js';
 import { echoController } from './echo/controller.js';
 import { scheduledEchoController } from './scheduledecho/controller.js';
 

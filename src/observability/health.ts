@@ -25,8 +25,7 @@
  * (liveness, fails after a stalled event loop: see watchdog.ts for the threshold).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../runtime/log.js';
-import { nopLogger } from '../runtime/log.js';
+import { type Logger, nopLogger } from '../runtime/index.js';
 import type { ConnectionLimits } from './connectionlimits.js';
 import { HttpListener } from './http.js';
 import { EventLoopWatchdog, type WatchdogOptions } from './watchdog.js';

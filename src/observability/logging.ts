@@ -11,7 +11,7 @@
  * with one of those names is written as _ts, _level, _msg); a field given to the call wins over a
  * bound field of the same name.
  */
-import type { LogFields, LogLevel, Logger } from '../runtime/log.js';
+import type { LogFields, Logger, LogLevel } from '../runtime/index.js';
 
 export type LogFormat = 'auto' | 'json' | 'text';
 

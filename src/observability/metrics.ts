@@ -11,13 +11,19 @@
  * computed at scrape time from the queues' probes, never stale.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { RestClientMetrics } from '../kube/retry.js';
-import type { EventType } from '../runtime/events.js';
-import type { ControllerMetrics, ReconcileResult } from '../runtime/controller/metrics.js';
-import { WATCH_ERROR_REASONS, type InformerMetrics } from '../runtime/informer/reflector.js';
-import { MALFORMED_REASONS } from '../runtime/informer/malformed.js';
-import type { LeaderElectionMetrics } from '../runtime/leaderelection/elector.js';
-import type { InFlightWork, WorkQueueMetrics, WorkQueueMetricsProvider } from '../runtime/workqueue/metrics.js';
+import {
+  type ControllerMetrics,
+  type EventType,
+  type InFlightWork,
+  type InformerMetrics,
+  type LeaderElectionMetrics,
+  MALFORMED_REASONS,
+  type ReconcileResult,
+  type RestClientMetrics,
+  WATCH_ERROR_REASONS,
+  type WorkQueueMetrics,
+  type WorkQueueMetricsProvider,
+} from '../runtime/index.js';
 import { VERSION } from '../version.js';
 import { EVENT_DROP_REASONS, type EventRecorderMetrics } from './events/metrics.js';
 

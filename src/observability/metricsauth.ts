@@ -25,9 +25,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { describeError, isTransient } from '../kube/errors.js';
-import type { RequestOpts } from '../kube/rest.js';
-import { nopLogger, type Logger } from '../runtime/log.js';
+import { describeError, isTransient, type Logger, nopLogger, type RequestOpts } from '../runtime/index.js';
 import { DecisionCache } from './decisioncache.js';
 
 /**

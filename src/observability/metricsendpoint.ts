@@ -18,8 +18,7 @@
  * an alert sees a certificate that stopped rotating before scrapes start failing.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { realClock, type Clock } from '../runtime/clock.js';
-import { nopLogger, type Logger } from '../runtime/log.js';
+import { type Clock, type Logger, nopLogger, realClock } from '../runtime/index.js';
 import { MetricsAuth, type ReviewApi } from './metricsauth.js';
 import { MetricsServer } from './metricsserver.js';
 import { selfSignedCertificate } from './selfsigned.js';

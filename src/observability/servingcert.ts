@@ -18,8 +18,7 @@ import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSecureContext } from 'node:tls';
-import type { Clock, Timer } from '../runtime/clock.js';
-import { nopLogger, type Logger } from '../runtime/log.js';
+import { type Clock, type Logger, nopLogger, type Timer } from '../runtime/index.js';
 import type { ServingCertificate } from './selfsigned.js';
 
 export const CERT_FILE = 'tls.crt';

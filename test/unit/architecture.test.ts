@@ -1,10 +1,12 @@
 /**
- * What reviews used to hope for, checked: the layers import downwards only, no module imports
- * itself through others (src, infra, scripts, test), and each custom resource's names (group,
- * kind, plural) are written once, in src/api, and derived everywhere else.
+ * What reviews used to hope for, checked: every folder of src/ is a layer that imports downwards
+ * only, the rest of src/ reaches the runtime (kube/, runtime/, manager/) only through its surface
+ * (src/runtime/index.ts), no module imports itself through others (src, infra, scripts, test), and
+ * each custom resource's names (group, kind, plural) are written once, in src/api, and derived
+ * everywhere else.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
@@ -62,44 +64,113 @@ function importCycles(files: string[], importsOfFile: (file: string) => string[]
   return [...cycles];
 }
 
-/** The folder under src/ that a relative import from `file` lands in. */
-function layerOf(file: string, specifier: string): string | undefined {
-  if (!specifier.startsWith('.')) return undefined;
-  const target = relative('src', join(file, '..', specifier));
-  return target.startsWith('..') ? undefined : target.split('/')[0];
+/** The runtime's surface: the one file through which the rest of src/ imports kube/, runtime/ and manager/. */
+const SURFACE = 'src/runtime/index.ts';
+/** The runtime's test kit, a surface of its own (src/runtime/testing/index.ts) for tests only. */
+const TEST_KIT = 'src/runtime/testing/';
+
+/**
+ * The layers of src/, bottom up, each with the layers it may import besides itself: imports run
+ * downwards only. kube/, runtime/ and manager/ are the runtime, generic (they never name the
+ * application); the rest of src/ reaches them only through the surface (runtime/index.ts), which
+ * nothing inside them imports. The test kit is for tests: nothing of src/ but itself imports it.
+ */
+const LAYERS: Record<string, readonly string[]> = {
+  'version.ts': [],
+  'v8flags.ts': [],
+  kube: [],
+  runtime: ['kube'],
+  'runtime/testing': ['kube', 'runtime'],
+  manager: ['kube', 'runtime'],
+  'runtime/index.ts': ['kube', 'runtime', 'manager'],
+  observability: ['runtime/index.ts', 'version.ts'],
+  api: ['runtime/index.ts'],
+  config: ['runtime/index.ts', 'api', 'observability', 'version.ts'],
+  controllers: ['runtime/index.ts', 'api', 'config'],
+  'main.ts': ['runtime/index.ts', 'api', 'config', 'controllers', 'observability', 'version.ts', 'v8flags.ts'],
+};
+
+/** The layer of a file of src/ (`src/...`): its folder, or the file itself at the top of src/; the surface and the test kit apart from runtime/. */
+function layerOf(file: string): string {
+  if (file === SURFACE) return 'runtime/index.ts';
+  if (file.startsWith(TEST_KIT)) return 'runtime/testing';
+  return file.split('/')[1]!;
 }
 
-/** Each import of `files` that `refused(file, layer)` refuses, as `file: specifier`. */
-function refusedImports(files: string[], refused: (file: string, layer: string) => boolean): string[] {
-  return files.flatMap((f) =>
-    importsOf(f)
-      .filter((s) => refused(f, layerOf(f, s) ?? ''))
-      .map((s) => `${f}: ${s}`),
+/** src/'s import graph under `root`: each file of src/ (as `src/...`) with the files of src/ it imports, type-only and dynamic imports too. */
+function srcGraph(root: string): Map<string, string[]> {
+  return new Map(
+    tsFiles(join(root, 'src')).map((f) => [
+      relative(root, f),
+      allImportsOf(f)
+        .flatMap((s) => resolveImport(f, s) ?? [])
+        .map((t) => relative(root, t))
+        .filter((t) => t.startsWith('src/')),
+    ]),
   );
 }
 
-test('src/runtime imports nothing from observability/, api/, controllers/ or manager/', () => {
-  const forbidden = new Set(['observability', 'api', 'controllers', 'manager', 'config']);
+/** Each import of `graph` that LAYERS refuses, as `file -> imported` (or `file: no layer rule for <layer>`). */
+function layerViolations(graph: Map<string, readonly string[]>): string[] {
+  return [...graph].flatMap(([file, imported]) => {
+    const layer = layerOf(file);
+    const may = LAYERS[layer];
+    if (!may) return [`${file}: no layer rule for ${layer}`];
+    return imported.filter((t) => layerOf(t) !== layer && !may.includes(layerOf(t))).map((t) => `${file} -> ${t}`);
+  });
+}
+
+const SRC = srcGraph('.');
+
+for (const [layer, may] of Object.entries(LAYERS)) {
+  const name = layer.endsWith('.ts') ? `src/${layer}` : `src/${layer}/`;
+  test(`${name} imports ${may.length ? `only ${may.join(', ')}` : 'nothing of src/'}`, () => {
+    const files = new Map([...SRC].filter(([f]) => layerOf(f) === layer));
+    assert.ok(files.size > 0, `no file in ${name}`);
+    assert.deepEqual(layerViolations(files), []);
+  });
+}
+
+test('every file of src/ is in a layer', () => {
   assert.deepEqual(
-    refusedImports(tsFiles('src/runtime'), (_f, layer) => forbidden.has(layer)),
+    [...SRC.keys()].filter((f) => !(layerOf(f) in LAYERS)),
     [],
   );
 });
 
-test('src/manager imports nothing of the app (api/, controllers/, config/, observability/)', () => {
-  const app = new Set(['api', 'controllers', 'config', 'observability']);
-  assert.deepEqual(
-    refusedImports(tsFiles('src/manager'), (_f, layer) => app.has(layer)),
-    [],
+test('the layer check refuses planted imports: upwards, past the surface, into it from within, the test kit, a folder with no rule', () => {
+  const planted = new Map<string, string[]>([
+    ['src/observability/planted.ts', ['src/controllers/index.ts', 'src/runtime/index.ts']],
+    ['src/controllers/planted.ts', ['src/runtime/reconcile/status.ts', 'src/kube/errors.ts', 'src/runtime/index.ts']],
+    ['src/runtime/cache/planted.ts', ['src/runtime/index.ts', 'src/manager/manager.ts', 'src/runtime/clock.ts']],
+    ['src/main.ts', ['src/manager/manager.ts', 'src/runtime/testing/index.ts']],
+    ['src/plugins/planted.ts', []],
+  ]);
+  assert.deepEqual(layerViolations(planted), [
+    'src/observability/planted.ts -> src/controllers/index.ts',
+    'src/controllers/planted.ts -> src/runtime/reconcile/status.ts',
+    'src/controllers/planted.ts -> src/kube/errors.ts',
+    'src/runtime/cache/planted.ts -> src/runtime/index.ts',
+    'src/runtime/cache/planted.ts -> src/manager/manager.ts',
+    'src/main.ts -> src/manager/manager.ts',
+    'src/main.ts -> src/runtime/testing/index.ts',
+    'src/plugins/planted.ts: no layer rule for plugins',
+  ]);
+  // The same, from the files: a copy of src/ with an observability module that imports the app
+  // (type-only) and a controller that imports a runtime internal (dynamically).
+  const root = scratchDir('layers');
+  cpSync('src', join(root, 'src'), { recursive: true });
+  writeFileSync(
+    join(root, 'src/observability/planted.ts'),
+    "import type { Settings } from '../config/index.js';\nexport type S = Settings;\n",
   );
-});
-
-test('src/kube and src/api import nothing from the layers above them', () => {
-  const above = new Set(['runtime', 'observability', 'controllers', 'manager', 'config']);
-  const files = [...tsFiles('src/kube'), ...tsFiles('src/api')];
+  writeFileSync(join(root, 'src/controllers/planted.ts'), "export const load = () => import('../runtime/reconcile/status.js');\n");
+  const before = new Set(layerViolations(SRC));
   assert.deepEqual(
-    refusedImports(files, (f, layer) => above.has(layer) || (f.startsWith('src/kube') && layer === 'api')),
-    [],
+    layerViolations(srcGraph(root))
+      .filter((v) => !before.has(v))
+      .sort(),
+    ['src/controllers/planted.ts -> src/runtime/reconcile/status.ts', 'src/observability/planted.ts -> src/config/index.ts'],
   );
 });
 

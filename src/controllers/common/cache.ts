@@ -1,7 +1,7 @@
 /**
  * What the operator's caches keep of its primary objects (Echo, ScheduledEcho).
  */
-import type { KubeObject } from '../../runtime/cache/store.js';
+import type { KubeObject } from '../../runtime/index.js';
 
 /**
  * The informer transform of the primary caches: metadata.annotations and managedFields dropped.

@@ -4,7 +4,7 @@
  * their owner and the owner's controller is woken by their changes.
  */
 import type { V1ObjectMeta, V1OwnerReference } from '@kubernetes/client-node';
-import { apiVersionOf, type ResourceType } from '../../kube/resources.js';
+import { apiVersionOf, type ResourceType } from '../../runtime/index.js';
 
 export function ownedObjectMeta(
   owner: { metadata: { name?: string; namespace?: string; uid?: string } },

@@ -2,8 +2,7 @@
  * What the operator's Jobs cache keeps of each Job.
  */
 import type { V1Job, V1JobSpec } from '@kubernetes/client-node';
-import type { KubeObject } from '../../runtime/cache/store.js';
-import { stripForCache } from '../../runtime/informer/index.js';
+import { type KubeObject, stripForCache } from '../../runtime/index.js';
 
 /**
  * The informer transform of the Jobs cache: stripForCache, and the pod template dropped. The Echo

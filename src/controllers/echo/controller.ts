@@ -5,9 +5,7 @@
  * the reconciler creates a run's Job and deletes a previous run's.
  */
 import { ECHOS } from '../../api/echo.js';
-import { JOBS } from '../../kube/resources.js';
-import { controllerFor } from '../../runtime/controller/builder.js';
-import { generationChangedOrDeleted } from '../../runtime/controller/predicates.js';
+import { controllerFor, generationChangedOrDeleted, JOBS } from '../../runtime/index.js';
 import { primaryForCache } from '../common/cache.js';
 import { MANAGED_SELECTOR } from '../common/labels.js';
 import { jobForCache } from './cache.js';

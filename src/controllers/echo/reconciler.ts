@@ -10,18 +10,24 @@
  */
 import type { V1Job } from '@kubernetes/client-node';
 import { ECHOS, type Echo } from '../../api/echo.js';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
-import { JOBS, withTypeMeta } from '../../kube/resources.js';
-import { keyOf } from '../../runtime/client/client.js';
-import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
-import { findCondition } from '../../runtime/reconcile/conditions.js';
-import { PrimaryReconciler, type Latest } from '../../runtime/reconcile/primary.js';
-import { NameTakenError, stallAt } from '../../runtime/reconcile/stalled.js';
-import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
-import type { EventRecorder } from '../../runtime/events.js';
-import type { ObjectCache } from '../../runtime/cache/index.js';
-import type { Client } from '../../runtime/client/client.js';
-import { writeStatus } from '../../runtime/reconcile/status.js';
+import {
+  type Client,
+  CONTROLLER_OWNER_INDEX,
+  type EventRecorder,
+  findCondition,
+  isAlreadyExists,
+  isNotFound,
+  JOBS,
+  keyOf,
+  type Latest,
+  NameTakenError,
+  type ObjectCache,
+  PrimaryReconciler,
+  type ReconcileContext,
+  stallAt,
+  withTypeMeta,
+  writeStatus,
+} from '../../runtime/index.js';
 import { desiredJob, jobNameFor } from './desired.js';
 import { echoStatus, isFinished, RECONCILED_CONDITION, reconciledOk } from './status.js';
 

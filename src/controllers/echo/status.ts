@@ -9,8 +9,7 @@
  */
 import type { V1Job } from '@kubernetes/client-node';
 import type { Echo, EchoPhase, EchoStatus } from '../../api/echo.js';
-import { readinessConditions, setConditions, type ConditionInput, type Readiness } from '../../runtime/reconcile/conditions.js';
-import { apiTime, compact } from '../../runtime/reconcile/time.js';
+import { apiTime, compact, type ConditionInput, type Readiness, readinessConditions, setConditions } from '../../runtime/index.js';
 
 export const SUCCEEDED_CONDITION = 'Succeeded';
 export const RECONCILED_CONDITION = 'Reconciled';

@@ -7,9 +7,7 @@
  * runtime/reconcile/apply.ts): no `update`.
  */
 import { SCHEDULED_ECHOS } from '../../api/scheduledecho.js';
-import { CRONJOBS } from '../../kube/resources.js';
-import { controllerFor } from '../../runtime/controller/builder.js';
-import { generationChangedOrDeleted } from '../../runtime/controller/predicates.js';
+import { controllerFor, CRONJOBS, generationChangedOrDeleted } from '../../runtime/index.js';
 import { primaryForCache } from '../common/cache.js';
 import { MANAGED_SELECTOR } from '../common/labels.js';
 import { ScheduledEchoReconciler } from './reconciler.js';

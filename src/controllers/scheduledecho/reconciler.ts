@@ -12,19 +12,26 @@
  */
 import type { V1CronJob } from '@kubernetes/client-node';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../api/scheduledecho.js';
-import { isConflict, isNotFound } from '../../kube/errors.js';
-import { CRONJOBS } from '../../kube/resources.js';
-import type { ReconcileContext } from '../../runtime/controller/reconciler.js';
-import { applyTo, createByApply } from '../../runtime/reconcile/apply.js';
-import { containsDesired, hasExtraListItems } from '../../runtime/reconcile/compare.js';
-import { READY_CONDITION } from '../../runtime/reconcile/conditions.js';
-import { PrimaryReconciler, type Latest } from '../../runtime/reconcile/primary.js';
-import { NameTakenError } from '../../runtime/reconcile/stalled.js';
-import { CONTROLLER_OWNER_INDEX } from '../../runtime/cache/index.js';
-import type { EventRecorder } from '../../runtime/events.js';
-import type { ObjectCache } from '../../runtime/cache/index.js';
-import { keyOf, type Client } from '../../runtime/client/client.js';
-import { writeStatus } from '../../runtime/reconcile/status.js';
+import {
+  applyTo,
+  type Client,
+  containsDesired,
+  CONTROLLER_OWNER_INDEX,
+  createByApply,
+  CRONJOBS,
+  type EventRecorder,
+  hasExtraListItems,
+  isConflict,
+  isNotFound,
+  keyOf,
+  type Latest,
+  NameTakenError,
+  type ObjectCache,
+  PrimaryReconciler,
+  READY_CONDITION,
+  type ReconcileContext,
+  writeStatus,
+} from '../../runtime/index.js';
 import { FIELD_MANAGER } from '../common/labels.js';
 import { desiredCronJob } from './desired.js';
 import { scheduledEchoStatus } from './status.js';

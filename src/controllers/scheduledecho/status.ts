@@ -12,8 +12,7 @@
  */
 import type { V1CronJob } from '@kubernetes/client-node';
 import type { ScheduledEcho, ScheduledEchoStatus } from '../../api/scheduledecho.js';
-import { readinessConditions, setConditions } from '../../runtime/reconcile/conditions.js';
-import { apiTime, compact } from '../../runtime/reconcile/time.js';
+import { apiTime, compact, readinessConditions, setConditions } from '../../runtime/index.js';
 
 export function scheduledEchoStatus(se: ScheduledEcho, name: string, cronJob: V1CronJob, now: () => Date): ScheduledEchoStatus {
   return compact({

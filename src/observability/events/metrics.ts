@@ -7,7 +7,7 @@
  * merged into one write count once each, so every occurrence that is no longer waiting is counted
  * exactly once, written or dropped (with one reason), and the two rates compare.
  */
-import type { EventType } from '../../runtime/events.js';
+import type { EventType } from '../../runtime/index.js';
 
 /**
  * Why an Event was dropped. Only `spam_filter` is by design (a hot loop on one object would flood

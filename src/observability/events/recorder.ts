@@ -31,9 +31,20 @@
  *   time until fewer than half wait again, so a writer slower than the reconciles catches up
  *   instead of dropping at the cap what controller-runtime, writing as it goes, would have written.
  */
-import type { Clock } from '../../runtime/clock.js';
-import { realClock } from '../../runtime/clock.js';
-import { ApiError, describeError, isAlreadyExists, isNotFound, isTransient } from '../../kube/errors.js';
+import {
+  ApiError,
+  type Clock,
+  describeError,
+  type EventRecorder,
+  type EventSubject,
+  type EventType,
+  isAlreadyExists,
+  isNotFound,
+  isTransient,
+  type Logger,
+  nopLogger,
+  realClock,
+} from '../../runtime/index.js';
 import {
   COMBINED_PREFIX,
   LruMap,
@@ -42,10 +53,7 @@ import {
   type AggregatorOptions,
   type SpamFilterOptions,
 } from './correlation.js';
-import type { EventRecorder, EventSubject, EventType } from '../../runtime/events.js';
-import type { Logger } from '../../runtime/log.js';
 import type { CoreEvent, EventSink } from './sink.js';
-import { nopLogger } from '../../runtime/log.js';
 import { nopEventRecorderMetrics, type EventDropReason, type EventRecorderMetrics } from './metrics.js';
 
 /** The recorder the operator runs: events go out in the background, so they can be flushed and closed. */

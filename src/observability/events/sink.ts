@@ -2,9 +2,7 @@
  * Where the recorder's Events go: the API server (restEventSink), or a fake in tests. Errors are
  * ApiErrors, which the recorder sorts into retryable and not.
  */
-import { EVENTS, resourcePath } from '../../kube/resources.js';
-import type { RestClient } from '../../kube/rest.js';
-import type { EventType } from '../../runtime/events.js';
+import { EVENTS, type EventType, resourcePath, type RestClient } from '../../runtime/index.js';
 
 /** A core/v1 Event as the recorder writes it. */
 export interface CoreEvent {

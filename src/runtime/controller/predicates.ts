@@ -13,7 +13,7 @@ export interface Predicate<T> {
 }
 
 /** The fields generationChangedOrDeleted reads, beyond what the cache keeps for every object. */
-type Watched = KubeObject & { metadata?: { generation?: number; deletionTimestamp?: unknown; uid?: string } };
+export type Watched = KubeObject & { metadata?: { generation?: number; deletionTimestamp?: unknown; uid?: string } };
 
 /**
  * controller-runtime's GenerationChangedPredicate, plus what a reconciler of a primary object also

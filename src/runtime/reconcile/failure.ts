@@ -48,7 +48,7 @@ export function failureReason(err: unknown): string {
 }
 
 /** The object a failure is reported on. */
-type Reported<S> = KubeObject & {
+export type Reported<S> = KubeObject & {
   metadata: { name?: string; namespace?: string; generation?: number; uid?: string; resourceVersion?: string };
   status?: S;
 };
