@@ -103,6 +103,7 @@ export interface ManagerDeps {
 export class Manager {
   private readonly log: Logger;
   private readonly clock: Clock;
+  /** @internal The controllers it runs, one per declaration: for the runtime's own tests. */
   readonly controllers: Controller[] = [];
   /** One per resource type (and label selector), shared by every controller that declares it. */
   private readonly caches = new Map<string, InformerSet<KubeObject>>();

@@ -14,7 +14,10 @@
  *   folders from outside them.
  * - Nothing inside the runtime imports this file: it sits above manager/, whose parts it lists,
  *   and no import cycle can run through it.
- * - Each export states its guarantees on its own declaration.
+ * - The surface is closed: every type a public declaration names is exported here too, unless the
+ *   member that names it is marked `@internal` (for the runtime's own use); `npm run docs:api`
+ *   fails otherwise. Each export states its guarantees on its own declaration, and
+ *   `npm run docs:api` renders them (TypeDoc) into dist/api-docs/.
  * - The test kit (a fake client, caches, clock and Event recorder, and a manager's parts made of
  *   them) is a separate entry, runtime/testing/index.ts, so production code never loads a fake.
  * - Loading this file loads the whole runtime, client-node's KubeConfig included (the bundle
