@@ -113,34 +113,33 @@ function imageReference(image: Values['image']): string | undefined {
 }
 
 /** The Go chart's image.repository names the Go program, which cannot run this install: refused, saying what to set. */
-function refuseGoImage(v: Values, source: string): void {
+function goImageProblems(v: Values): string[] {
   const repository = v.image?.repository;
-  if (repository !== undefined && GO_ECHOPERATOR_IMAGES.includes(repository.replace(/^docker\.io\//, ''))) {
-    throw new ValuesError(
-      `${source}: image.repository ${repository} is the Go echoperator's image, which cannot run this install ` +
-        `(another program with other settings); leave image.repository unset for ${IMAGE_REPOSITORY}, ` +
-        'or name a copy of that image (docs/migrating.md)',
-    );
-  }
+  if (repository === undefined || !GO_ECHOPERATOR_IMAGES.includes(repository.replace(/^docker\.io\//, ''))) return [];
+  return [
+    `image.repository ${repository} is the Go echoperator's image, which cannot run this install ` +
+      `(another program with other settings); leave image.repository unset for ${IMAGE_REPOSITORY}, ` +
+      'or name a copy of that image (docs/migrating.md)',
+  ];
 }
 
 /**
  * monitoring.path and monitoring.port are the Go chart's names for metrics.path and metrics.port:
  * accepted when they say the same, refused otherwise (one endpoint, one setting).
  */
-function checkGoChartAliases(v: Values, source: string): void {
+function goChartAliasProblems(v: Values): string[] {
   const aliases = [
     ['port', v.monitoring?.port, v.metrics?.port ?? DEFAULTS.metrics.port],
     ['path', v.monitoring?.path, v.metrics?.path ?? DEFAULTS.metrics.path],
   ] as const;
-  for (const [key, alias, metrics] of aliases) {
-    if (alias !== undefined && alias !== metrics) {
-      throw new ValuesError(
-        `${source}: monitoring.${key} is the Go chart's name for metrics.${key}; set metrics.${key} ` +
-          `(monitoring.${key} is ${JSON.stringify(alias)}, metrics.${key} ${JSON.stringify(metrics)})`,
-      );
-    }
-  }
+  return aliases.flatMap(([key, alias, metrics]) =>
+    alias !== undefined && alias !== metrics
+      ? [
+          `monitoring.${key} is the Go chart's name for metrics.${key}; set metrics.${key} ` +
+            `(monitoring.${key} is ${JSON.stringify(alias)}, metrics.${key} ${JSON.stringify(metrics)})`,
+        ]
+      : [],
+  );
 }
 
 /** Every prop, each either mapped from the values or said to have no values key: a new prop cannot be forgotten. */
@@ -150,10 +149,11 @@ type MappedProps = { [K in keyof Required<EchoperatorProps>]: EchoperatorProps[K
  * The construct's props for a checked values document and a release name: the one place where
  * a values key and its prop differ in name or shape (the values' names are Helm's and the Go
  * chart's; the props keep the construct's). Keys left out are undefined: the construct's default.
+ * A refusal gives every reason at once (the Go chart's values.yaml has two: its image and its
+ * unverifiable ServiceMonitor), not one per try.
  */
 export function valuesToProps(v: Values, releaseName: string = DEFAULT_RELEASE_NAME, source = 'values.yaml'): EchoperatorProps {
-  refuseGoImage(v, source);
-  checkGoChartAliases(v, source);
+  const problems = [...goImageProblems(v), ...goChartAliasProblems(v)];
   const { name, fullname } = helmNames(releaseName, v.nameOverride, v.fullnameOverride);
   const { path: _path, port: _port, ...monitoring } = v.monitoring ?? {};
   const leaderElection = v.ha?.leaderElection;
@@ -195,7 +195,12 @@ export function valuesToProps(v: Values, releaseName: string = DEFAULT_RELEASE_N
     podLabels: v.podLabels,
     extraEnv: v.extraEnv,
   };
-  return dropUndefined(props) as EchoperatorProps;
+  const mapped = dropUndefined(props) as EchoperatorProps;
+  if (problems.length) {
+    const more = propsProblem(mapped);
+    throw new ValuesError(`${source}: ${[...problems, ...(more === undefined ? [] : [more])].join('; ')}`);
+  }
+  return mapped;
 }
 
 const EXPECTED: Record<string, string> = {
@@ -302,9 +307,9 @@ export function valuesFromSources(sources: ValuesSources, env: NodeJS.ProcessEnv
 /**
  * Checks the props as the construct will (the rules across values, e.g. the lease timings), and
  * words a refusal with the values' keys, not the props' (ha.leaderElection.leaseDurationSeconds,
- * not ha.leaseDurationSeconds): the user wrote the former.
+ * not ha.leaseDurationSeconds): the user wrote the former. Undefined when the props resolve.
  */
-function withValuesKeys(props: EchoperatorProps, source: string): EchoperatorProps {
+function propsProblem(props: EchoperatorProps): string | undefined {
   try {
     resolveEchoperatorProps(props);
   } catch (err) {
@@ -315,8 +320,15 @@ function withValuesKeys(props: EchoperatorProps, source: string): EchoperatorPro
       if (prop === 'name' || prop === 'imagePullPolicy') continue; // names and the image are checked in valuesToProps
       message = message.replace(new RegExp(`(?<![\\w.])${prop.replace('.', '\\.')}(?![\\w])`, 'g'), valuesKey);
     }
-    throw new ValuesError(`${source}: ${message}`);
+    return message;
   }
+  return undefined;
+}
+
+/** The props, or a ValuesError naming the values keys (propsProblem). */
+function withValuesKeys(props: EchoperatorProps, source: string): EchoperatorProps {
+  const problem = propsProblem(props);
+  if (problem !== undefined) throw new ValuesError(`${source}: ${problem}`);
   return props;
 }
 

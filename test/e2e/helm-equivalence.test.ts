@@ -4,22 +4,28 @@
  * built from the Go module proxy) and the synth with the same file and createNamespace=false give
  * the same objects, compared parsed, CRDs included (`--include-crds`), with exactly one difference
  * normalized: the app.kubernetes.io/managed-by label (Helm / cdk8s), which says which tool
- * rendered the object. Every file under test/fixtures/values/bad/ is refused by both: Helm through
- * values.schema.json or a `fail` naming the key, never a template error. `helm lint --strict` is
- * clean for the defaults and every good file; a `namespace` that is not the release's, and
- * installCrds: false (Helm's --skip-crds), are refused with the reason.
+ * rendered the object. Every file under test/fixtures/values/bad/ (and the Go chart's values.yaml,
+ * and `--set monitoring.enabled=true`) is refused by both, saying as much: a refusal of the
+ * templates is the synth's message word for word, every reason at once, reported at
+ * templates/validate/values.yaml (not at an unrelated template); one of values.schema.json names
+ * the key the synth names. `helm show values` is infra/values.yaml, each comment above its own key,
+ * and with every commented key uncommented it renders as the synth does. With
+ * `--skip-schema-validation`, a newline and YAML in any string or integer value inject nothing.
+ * `helm lint --strict` is clean for the defaults and every good file; a `namespace` that is not
+ * the release's, and installCrds: false (Helm's --skip-crds), are refused with the reason.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { synthesize, type Manifest } from '../../infra/chart.js';
 import { valuesFromSources } from '../../infra/values.js';
 import { ensureHelm } from '../../scripts/ship/helm/tool.js';
 import { generateChart } from '../../scripts/ship/helm/generate.js';
+import { uncommentKeys, valuesWithPayload } from '../support/chart-values.js';
 import { addOnsReady } from '../support/addons.js';
 
 // Built in the background by npm test while other files run: wait for it here, outside any test's timeout.
@@ -47,10 +53,36 @@ function run(helm: string, args: string[]): { status: number | null; stdout: str
 }
 
 /** What the synth makes of these files (as `npm run synth -- -f ... --set createNamespace=false`). */
-function synthObjects(files: string[]): Manifest[] {
-  const props = valuesFromSources({ files, set: ['createNamespace=false'] }, {});
+function synthObjects(files: string[], set: string[] = []): Manifest[] {
+  const props = valuesFromSources({ files, set: ['createNamespace=false', ...set] }, {});
   return JSON.parse(JSON.stringify(synthesize(props).objects)) as Manifest[];
 }
+
+/** The synth's refusal of these values, without the `<source>: ` it starts with. */
+function synthRefusal(files: string[], set: string[] = []): string {
+  try {
+    synthObjects(files, set);
+  } catch (err) {
+    const message = (err as Error).message;
+    const source = [...files, '--set'].join(', '); // synthObjects always sets createNamespace
+    assert.ok(message.startsWith(`${source}: `), message);
+    return message.slice(source.length + 2);
+  }
+  throw new Error(`the synth accepted ${[...files, ...set].join(' ')}`);
+}
+
+/** `resources.requests.cpu` -> `/resources/requests/cpu`, Helm's schema errors' spelling. */
+const pointer = (key: string): string =>
+  `/${key
+    .replace(/\[(\d+)\]/g, '.$1')
+    .split('.')
+    .join('/')}`;
+
+/** Objects parsed from helm template's output. */
+const parsedObjects = (text: string): Manifest[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as Manifest | null)
+    .filter((o): o is Manifest => o !== null);
 
 /** Objects by kind, namespace and name, the managed-by label set aside. */
 function byIdentity(objects: Manifest[]): Map<string, Manifest> {
@@ -86,9 +118,7 @@ test('the Helm chart renders the same objects as the synth, and refuses what it 
       const files = valuesFiles(file);
       const rendered = template(files);
       assert.equal(rendered.status, 0, `helm template failed: ${rendered.stderr}`);
-      const fromHelm = parseAllDocuments(rendered.stdout)
-        .map((d) => d.toJS() as Manifest | null)
-        .filter((o): o is Manifest => o !== null);
+      const fromHelm = parsedObjects(rendered.stdout);
       const fromSynth = synthObjects(files);
       assert.deepEqual(managedBy(fromHelm), new Set(['Helm']));
       assert.deepEqual(managedBy(fromSynth), new Set(['cdk8s']));
@@ -99,17 +129,100 @@ test('the Helm chart renders the same objects as the synth, and refuses what it 
     });
   }
 
-  for (const file of yamlFiles(BAD)) {
-    await t.test(`refused by both: bad/${file}`, () => {
-      const path = join(BAD, file);
-      assert.throws(() => synthObjects([path]), Error, 'the synth refuses it');
-      const rendered = template([path]);
-      assert.notEqual(rendered.status, 0, `helm template accepted bad/${file}`);
+  const refusals: { name: string; files: string[]; set: string[] }[] = [
+    ...yamlFiles(BAD).map((file) => ({ name: `bad/${file}`, files: [join(BAD, file)], set: [] })),
+    { name: "the Go chart's values.yaml", files: [GO_CHART_VALUES], set: [] },
+    { name: '--set monitoring.enabled=true', files: [], set: ['monitoring.enabled=true'] },
+  ];
+  for (const { name, files, set } of refusals) {
+    await t.test(`refused by both, saying as much: ${name}`, () => {
+      const synth = synthRefusal(files, set);
+      const rendered = template(
+        files,
+        set.flatMap((s) => ['--set', s]),
+      );
+      assert.notEqual(rendered.status, 0, `helm template accepted ${name}`);
       // A refusal with a reason, never a template that broke on the value.
-      assert.match(rendered.stderr, /values don't meet the specifications of the schema|execution error at/, rendered.stderr);
       assert.doesNotMatch(rendered.stderr, /error calling|nil pointer|can't evaluate/, rendered.stderr);
+      const templates = /execution error at \(([^:]+):\d+:\d+\): the values are refused: (.*)$/m.exec(rendered.stderr);
+      if (templates) {
+        // Reported where the values are checked, with the synth's words, every reason at once.
+        assert.equal(templates[1], 'echoperator/templates/validate/values.yaml');
+        assert.equal(templates[2], synth);
+      } else {
+        assert.match(rendered.stderr, /values don't meet the specifications of the schema/, rendered.stderr);
+        // The schema names the key the synth names first: `at '/numWorkers'`, or `'replicas' not allowed`.
+        const key = /^(?:unknown key )?([\w.[\]]+)/.exec(synth)![1]!;
+        const leaf = key.split('.').at(-1)!;
+        assert.ok(
+          rendered.stderr.includes(`at '${pointer(key)}'`) || rendered.stderr.includes(`'${leaf}' not allowed`),
+          `helm does not name ${key}: ${rendered.stderr}`,
+        );
+      }
     });
   }
+
+  await t.test("the Go chart's values.yaml is refused with every reason at once", () => {
+    const rendered = template([GO_CHART_VALUES]);
+    assert.match(rendered.stderr, /image\.repository mmontes11\/echoperator is the Go echoperator's image/);
+    assert.match(rendered.stderr, /or set monitoring\.insecureSkipVerify: true/);
+  });
+
+  await t.test('helm show values reads as infra/values.yaml, and every commented key uncommented renders', () => {
+    const shown = run(helm, ['show', 'values', chart]);
+    assert.equal(shown.status, 0, shown.stderr);
+    // (helm show values ends the file with one newline more.)
+    const infra = readFileSync(new URL('../../infra/values.yaml', import.meta.url), 'utf8')
+      .trimEnd()
+      .split('\n');
+    const chartLines = shown.stdout.trimEnd().split('\n');
+    // The chart's two lines of header, then infra/values.yaml line for line, but for createNamespace.
+    const body = chartLines.slice(2);
+    assert.equal(body.length, infra.length, shown.stdout);
+    const differing = body.flatMap((line, i) => (line === infra[i] ? [] : [`${infra[i]} -> ${line}`]));
+    assert.equal(differing.length, 1, differing.join('\n'));
+    assert.match(differing[0]!, /^# createNamespace: true .* -> createNamespace: false /);
+    const { text, keys } = uncommentKeys(shown.stdout);
+    assert.ok(keys >= 25, `uncommented ${keys} keys`);
+    const file = join(dir, 'uncommented.yaml');
+    writeFileSync(file, text);
+    assert.ok(Object.keys(parse(text) as object).length > Object.keys(parse(shown.stdout) as object).length);
+    const rendered = template([file]);
+    assert.equal(rendered.status, 0, `helm template of the uncommented values: ${rendered.stderr}`);
+    const h = byIdentity(parsedObjects(rendered.stdout));
+    const s = byIdentity(synthObjects([file]));
+    assert.deepEqual([...h.keys()].sort(), [...s.keys()].sort(), 'the same objects');
+    for (const [id, object] of s) assert.deepEqual(h.get(id), object, id);
+  });
+
+  await t.test('a newline and YAML in any value inject nothing (--skip-schema-validation)', () => {
+    const schema = JSON.parse(readFileSync(join(chart, 'values.schema.json'), 'utf8')) as Parameters<typeof valuesWithPayload>[0];
+    const payload = 'x\nzinjectedz: 1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: zinjectedz}\n';
+    const cases = valuesWithPayload(schema, payload);
+    assert.ok(cases.length >= 50, `${cases.length} values tried`);
+    const injected: string[] = [];
+    let rendered = 0;
+    for (const { key, values } of cases) {
+      const file = join(dir, 'payload.json');
+      writeFileSync(file, JSON.stringify(values));
+      // Over everything.yaml, so that every template renders (monitoring, HA, the network policy).
+      const r = template([join(FIXTURES, 'everything.yaml'), file], ['--skip-schema-validation']);
+      if (r.status !== 0) {
+        // Refused by the templates' checks: nothing rendered. Any other failure (`YAML parse error`)
+        // is a value that broke out of its place in the document.
+        if (!/the values are refused: /.test(r.stderr)) injected.push(`${key} (${r.stderr.split('\n')[0]})`);
+        continue;
+      }
+      rendered++;
+      const found = JSON.stringify(
+        parsedObjects(r.stdout).map((o) => (o.kind === 'ConfigMap' && o.metadata.name === 'zinjectedz' ? 'zinjectedz-object' : o)),
+      );
+      if (/"zinjectedz(-object)?"/.test(found)) injected.push(key);
+    }
+    t.diagnostic(`${cases.length} values tried, ${rendered} rendered`);
+    assert.ok(rendered >= cases.length / 2, `only ${rendered} of ${cases.length} rendered`);
+    assert.deepEqual(injected, [], `YAML injected through ${injected.join(', ')}`);
+  });
 
   await t.test("a namespace that is not the release's is refused with the reason", () => {
     const rendered = template([], ['--set', 'namespace=elsewhere']);

@@ -1,9 +1,10 @@
 {{- /*
 The chart's hand-kept helpers. The bulky bodies (RBAC rules, tenant roles, the confinement policy,
 alerts, dashboard) and the defaults are generated from infra/ into _generated.tpl by
-scripts/helm/generate.ts; these helpers mirror resolveEchoperatorProps (infra/props.ts): the same
-defaults, the same names, and a `fail` naming the key for the rules across values that
-values.schema.json cannot say. test/e2e/helm-equivalence.test.ts checks that `helm template` and
+scripts/ship/helm/generate.ts; these helpers mirror resolveEchoperatorProps (infra/props.ts): the same
+defaults, the same names, and one `fail` (templates/validate/values.yaml, rendered first) giving
+every refusal at once, each naming the key and the way out as the synth's does, for the rules
+across values that the chart's values.schema.json leaves to them. test/e2e/helm-equivalence.test.ts checks that `helm template` and
 `npm run synth` give the same objects for the same values.
 */ -}}
 
@@ -50,21 +51,23 @@ no missing key; a key set to null means its default, as in the synth.
 {{- $v := .Values | toJson | fromJson }}
 {{- $d := include "echoperator.defaults" . | fromJson }}
 {{- $ns := .Release.Namespace }}
+{{- /* Every refusal is collected and given at once, as the synth does, not one per try. */ -}}
+{{- $problems := list }}
 {{- $setNs := dig "namespace" "" $v }}
 {{- if and $setNs (ne $setNs $ns) }}
-{{- fail (printf "namespace is %s but the release's namespace is %s: leave namespace unset, or install with -n %s" $setNs $ns $setNs) }}
+{{- $problems = append $problems (printf "namespace is %s but the release's namespace is %s: leave namespace unset, or install with -n %s" $setNs $ns $setNs) }}
 {{- end }}
 {{- if eq (toString (get $v "installCrds")) "false" }}
-{{- fail "installCrds: false cannot be honoured by the chart: Helm installs crds/ itself; install with --skip-crds instead" }}
+{{- $problems = append $problems "installCrds: false cannot be honoured by the chart: Helm installs crds/ itself; install with --skip-crds instead" }}
 {{- end }}
 {{- $fullname := include "echoperator.fullname" . }}
 {{- if or (gt (len $fullname) 55) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $fullname)) }}
-{{- fail (printf "the install's name %q (fullnameOverride, or the release name and nameOverride) must be a DNS label of at most 55 characters" $fullname) }}
+{{- $problems = append $problems (printf "the install's name %q (fullnameOverride, or the release name and nameOverride) must be a DNS label of at most 55 characters" $fullname) }}
 {{- end }}
 {{- $image := dig "image" dict $v }}
-{{- $repository := get $image "repository" | default $d.imageRepository }}
+{{- $repository := get $image "repository" | default $d.imageRepository | toString }}
 {{- if has (trimPrefix "docker.io/" $repository) $d.goImages }}
-{{- fail (printf "image.repository %s is the Go echoperator's image, which cannot run this install (another program with other settings); leave image.repository unset for %s, or name a copy of that image (docs/migrating.md)" $repository $d.imageRepository) }}
+{{- $problems = append $problems (printf "image.repository %s is the Go echoperator's image, which cannot run this install (another program with other settings); leave image.repository unset for %s, or name a copy of that image (docs/migrating.md)" $repository $d.imageRepository) }}
 {{- end }}
 {{- $reference := printf "%s:%s" $repository (get $image "tag" | default $d.version | toString) }}
 {{- if get $image "digest" }}{{ $reference = printf "%s@%s" $repository (get $image "digest") }}{{ end }}
@@ -82,7 +85,7 @@ no missing key; a key set to null means its default, as in the synth.
 {{- range $key := list "port" "path" }}
 {{- $given := get $mon $key }}
 {{- if and (hasKey $mon $key) (not (kindIs "invalid" $given)) (ne (toString $given) (toString (get $m $key))) }}
-{{- fail (printf "monitoring.%s is the Go chart's name for metrics.%s; set metrics.%s (monitoring.%s may only repeat it)" $key $key $key $key) }}
+{{- $problems = append $problems (printf "monitoring.%s is the Go chart's name for metrics.%s; set metrics.%s (monitoring.%s is %s, metrics.%s %s)" $key $key $key $key (toJson $given) $key (toJson (get $m $key))) }}
 {{- end }}
 {{- end }}
 {{- $monNs := get $mon "namespace" | default $ns }}
@@ -152,72 +155,82 @@ no missing key; a key set to null means its default, as in the synth.
 {{- /* The leader alerts' for: alerts.ts handoverSeconds. */ -}}
 {{- $worst := add (mul 1000 (add $h.leaseDurationSeconds $h.retryPeriodSeconds)) (mul 2 (include "echoperator.durationMillis" $o.interval)) }}
 {{- $_ := set $r "handoverFor" (include "echoperator.duration" (max 120 (mul 60 (div (add $worst 59999) 60000)))) }}
-{{- include "echoperator.check" $r }}
+{{- $problems = concat $problems (include "echoperator.problems" $r | fromJsonArray) }}
+{{- if $problems }}
+{{- fail (printf "the values are refused: %s" (join "; " $problems)) }}
+{{- end }}
 {{- toJson $r }}
 {{- end }}
 
-{{- /* The rules across values of resolveEchoperatorProps that a JSON schema cannot say. */ -}}
-{{- define "echoperator.check" -}}
+{{- /* The rules across values of resolveEchoperatorProps that a JSON schema cannot say, each
+refusal worded as the synth words it (helm-equivalence.test.ts compares them), as a JSON list. */ -}}
+{{- define "echoperator.problems" -}}
+{{- $problems := list }}
 {{- $m := .metrics }}
 {{- if and $m.enabled (eq (int $m.port) (int .healthPort)) }}
-{{- fail (printf "metrics.port and healthPort must differ, both are %v" .healthPort) }}
+{{- $problems = append $problems (printf "metrics.port and healthPort must differ, both are %v" .healthPort) }}
 {{- end }}
 {{- if and $m.certSecret $m.insecurePlainHttp }}
-{{- fail "metrics.certSecret and metrics.insecurePlainHttp exclude each other: plain HTTP uses no certificate" }}
+{{- $problems = append $problems "metrics.certSecret and metrics.insecurePlainHttp exclude each other: plain HTTP uses no certificate" }}
 {{- end }}
 {{- if and $m.networkPolicy.enabled (not $m.networkPolicy.namespaceLabels) }}
-{{- fail "metrics.networkPolicy.namespaceLabels must hold at least one label: an empty selector would admit every namespace" }}
+{{- $problems = append $problems "metrics.networkPolicy.namespaceLabels must hold at least one label: an empty selector would admit every namespace" }}
 {{- end }}
 {{- $h := .ha }}
 {{- if le (int $h.leaseDurationSeconds) (int $h.renewDeadlineSeconds) }}
-{{- fail (printf "ha.leaderElection.leaseDurationSeconds (%v) must be greater than ha.leaderElection.renewDeadlineSeconds (%v): a standby must wait longer than a leader keeps leading without renewing, or two leaders can run at once" $h.leaseDurationSeconds $h.renewDeadlineSeconds) }}
+{{- $problems = append $problems (printf "ha.leaderElection.leaseDurationSeconds (%v) must be greater than ha.leaderElection.renewDeadlineSeconds (%v): a standby must wait longer than a leader keeps leading without renewing, or two leaders can run at once" $h.leaseDurationSeconds $h.renewDeadlineSeconds) }}
 {{- end }}
 {{- if le (mul 10 (int $h.renewDeadlineSeconds)) (mul 12 (int $h.retryPeriodSeconds)) }}
-{{- fail (printf "ha.leaderElection.renewDeadlineSeconds (%v) must be greater than 1.2 x ha.leaderElection.retryPeriodSeconds, so a leader gets more than one try to renew" $h.renewDeadlineSeconds) }}
+{{- $problems = append $problems (printf "ha.leaderElection.renewDeadlineSeconds (%v) must be greater than 1.2 x ha.leaderElection.retryPeriodSeconds (%v), so a leader gets more than one try to renew" $h.renewDeadlineSeconds (mulf 1.2 $h.retryPeriodSeconds)) }}
 {{- end }}
 {{- $o := .monitoring }}
 {{- if and $o.dashboard.enabled (not $o.dashboard.labels) }}
-{{- fail "monitoring.dashboard.labels must hold at least one label: Grafana's sidecar finds dashboards by label" }}
+{{- $problems = append $problems "monitoring.dashboard.labels must hold at least one label: Grafana's sidecar finds dashboards by label" }}
 {{- end }}
 {{- if and $o.rules.enabled (not $m.enabled) }}
-{{- fail "monitoring.rules.enabled needs metrics.enabled: the alerts read the metrics (EchoperatorDown would fire for good)" }}
+{{- $problems = append $problems "monitoring.rules.enabled needs metrics.enabled: the alerts read the metrics (EchoperatorDown would fire for good)" }}
 {{- end }}
 {{- if $o.enabled }}
 {{- if not $m.enabled }}
-{{- fail "monitoring.enabled needs metrics.enabled: the ServiceMonitor scrapes the metrics Service" }}
+{{- $problems = append $problems "monitoring.enabled needs metrics.enabled: the ServiceMonitor scrapes the metrics Service" }}
 {{- end }}
 {{- if and $m.certSecret (ne $o.namespace .namespace) }}
-{{- fail (printf "monitoring.namespace must be the install's namespace (%s) with metrics.certSecret: prometheus-operator reads the ServiceMonitor's CA from a Secret in the ServiceMonitor's own namespace" .namespace) }}
+{{- $problems = append $problems (printf "monitoring.namespace must be the install's namespace (%s) with metrics.certSecret, got %s: prometheus-operator reads the ServiceMonitor's CA from a Secret in the ServiceMonitor's own namespace" .namespace (toJson $o.namespace)) }}
 {{- end }}
 {{- if and (not $m.certSecret) (not $m.insecurePlainHttp) (not $o.insecureSkipVerify) }}
-{{- fail "monitoring.enabled: without metrics.certSecret the operator serves a self-signed certificate that Prometheus cannot verify. Set metrics.certSecret to a kubernetes.io/tls Secret (e.g. from cert-manager) with a ca.crt, or set monitoring.insecureSkipVerify: true to scrape without verifying" }}
+{{- $problems = append $problems "monitoring.enabled: without metrics.certSecret the operator serves a self-signed certificate that Prometheus cannot verify. Set metrics.certSecret to a kubernetes.io/tls Secret (e.g. from cert-manager) with a ca.crt, or set monitoring.insecureSkipVerify: true to scrape without verifying (the scraper's token then goes to whichever endpoint answers)" }}
 {{- end }}
 {{- end }}
 {{- range $i, $t := .tolerations }}
 {{- $op := get $t "operator" | default "Equal" }}
-{{- if and (not (get $t "key")) (ne $op "Exists") }}{{ fail (printf "tolerations[%d].operator must be Exists when key is empty (it then tolerates every taint)" $i) }}{{ end }}
-{{- if and (eq $op "Exists") (get $t "value") }}{{ fail (printf "tolerations[%d].value must be empty when operator is Exists" $i) }}{{ end }}
-{{- if and (hasKey $t "tolerationSeconds") (ne (toString (get $t "effect")) "NoExecute") }}{{ fail (printf "tolerations[%d].tolerationSeconds applies only with effect NoExecute" $i) }}{{ end }}
+{{- if and (not (get $t "key")) (ne $op "Exists") }}{{ $problems = append $problems (printf "tolerations[%d].operator must be Exists when key is empty (it then tolerates every taint)" $i) }}{{ end }}
+{{- if and (eq $op "Exists") (get $t "value") }}{{ $problems = append $problems (printf "tolerations[%d].value must be empty when operator is Exists, got %s" $i (toJson (get $t "value"))) }}{{ end }}
+{{- if and (hasKey $t "tolerationSeconds") (ne (toString (get $t "effect")) "NoExecute") }}{{ $problems = append $problems (printf "tolerations[%d].tolerationSeconds applies only with effect NoExecute, got effect %s" $i (ternary (toJson (get $t "effect")) "undefined" (hasKey $t "effect"))) }}{{ end }}
 {{- end }}
 {{- $secrets := list }}
 {{- range .imagePullSecrets }}
-{{- if has .name $secrets }}{{ fail (printf "imagePullSecrets lists %s twice" .name) }}{{ end }}
+{{- if has .name $secrets }}{{ $problems = append $problems (printf "imagePullSecrets lists %s twice" .name) }}{{ end }}
 {{- $secrets = append $secrets .name }}
 {{- end }}
-{{- if ne (len (.watchNamespaces | default list)) (len (.watchNamespaces | default list | uniq)) }}
-{{- fail "watchNamespaces lists a namespace twice" }}
+{{- $seen := list }}
+{{- range .watchNamespaces | default list }}
+{{- if has . $seen }}{{ $problems = append $problems (printf "watchNamespaces lists %s twice" .) }}{{ end }}
+{{- $seen = append $seen . }}
 {{- end }}
 {{- $installLabels := list "app.kubernetes.io/name" "app.kubernetes.io/instance" "app.kubernetes.io/version" "app.kubernetes.io/component" "app.kubernetes.io/part-of" "app.kubernetes.io/managed-by" }}
 {{- range $key, $_ := .podLabels }}
-{{- if has $key $installLabels }}{{ fail (printf "podLabels may not set %s: the install sets it" $key) }}{{ end }}
+{{- if has $key $installLabels }}{{ $problems = append $problems (printf "podLabels must not set %s: the install sets it (app.kubernetes.io/name and /instance select the operator's pods for the Deployment, Service, PodDisruptionBudget and NetworkPolicy)" $key) }}{{ end }}
 {{- end }}
 {{- if hasKey .podAnnotations "echoperator.mmontes.io/config-checksum" }}
-{{- fail "podAnnotations may not set echoperator.mmontes.io/config-checksum: the install sets it" }}
+{{- $problems = append $problems "podAnnotations must not set echoperator.mmontes.io/config-checksum: the install sets it to the settings' checksum, which rolls the pods when a setting changes" }}
 {{- end }}
-{{- $installEnv := list "POD_NAME" "POD_NAMESPACE" "NAMESPACE" "HA_NODE_ID" "NUM_WORKERS" "WATCH_NAMESPACES" "LOG_LEVEL" "LOG_FORMAT" "METRICS_ENABLED" "METRICS_PATH" "METRICS_PORT" "METRICS_INSECURE_PLAIN_HTTP" "HEALTH_PORT" "JOB_IMAGE" "HA_ENABLED" "METRICS_CERT_DIR" "HA_LEASE_LOCK_NAME" "HA_LEASE_DURATION_SECONDS" "HA_RENEW_DEADLINE_SECONDS" "HA_RETRY_PERIOD_SECONDS" }}
-{{- range .extraEnv }}
-{{- if has .name $installEnv }}{{ fail (printf "extraEnv may not set %s: the install sets it (through its own key)" .name) }}{{ end }}
+{{- $podEnv := list "POD_NAME" "POD_NAMESPACE" "NAMESPACE" "HA_NODE_ID" }}
+{{- $installEnv := list "NUM_WORKERS" "WATCH_NAMESPACES" "LOG_LEVEL" "LOG_FORMAT" "METRICS_ENABLED" "METRICS_PATH" "METRICS_PORT" "METRICS_INSECURE_PLAIN_HTTP" "HEALTH_PORT" "JOB_IMAGE" "HA_ENABLED" "METRICS_CERT_DIR" "HA_LEASE_LOCK_NAME" "HA_LEASE_DURATION_SECONDS" "HA_RENEW_DEADLINE_SECONDS" "HA_RETRY_PERIOD_SECONDS" }}
+{{- range $i, $e := .extraEnv }}
+{{- if has $e.name $podEnv }}{{ $problems = append $problems (printf "extraEnv[%d].name %s is set by the install itself, from the downward API: the pod's identity, which leader election uses" $i $e.name) }}{{ end }}
+{{- if has $e.name $installEnv }}{{ $problems = append $problems (printf "extraEnv[%d].name %s is set by the install itself, in the settings ConfigMap: env overrides envFrom, so it would silently replace the validated setting and escape the settings checksum; set it through its values key" $i $e.name) }}{{ end }}
 {{- end }}
+{{- toJson $problems }}
 {{- end }}
 
 {{- /* The labels of every object (the install's labels in infra/echoperator.ts). */ -}}
