@@ -12,6 +12,9 @@
  *   open connections per server    32      past it a new connection is closed at accept (or
  *                                          takes the place of another, below)
  *   open connections per address   8       per client IP; past it likewise
+ *   requests at once per connection 1      a request that arrives while the response to the
+ *                                          previous one is unfinished closes the connection
+ *   request headers                16 KiB  Node's default, set here so no flag changes it
  *
  * Why the first deadline is our own timer: Node's headersTimeout and requestTimeout start at a
  * request's first byte (its parser joins the checked list on message begin), so a connection
@@ -43,9 +46,25 @@
  * one each; a flood from fewer, however large, cannot keep a probe out, and its own connections
  * only trade places, so the count, and what they cost, stays at the cap.
  *
+ * Why pipelining is refused: Node parses a whole read (64 KiB, about 1,800 `GET /healthz`) and
+ * answers every request in it before it pauses a socket whose client does not read, so 32
+ * connections pipelining and never reading took the process from 72 to 527 MiB (over the
+ * Deployment's 512Mi limit) and stalled the event loop for seconds at a time. The kubelet and
+ * Prometheus never pipeline: each waits for a response before it sends the next request. So a
+ * request that arrives while the previous response on its connection is unfinished (not yet
+ * written to the kernel in full) closes the connection and is never handed to the handler; what
+ * Node had parsed of that read is dropped with it. A connection so buffers at most one read, one
+ * request's headers (16 KiB), the part of a body Node's stream buffer takes (the handlers read no
+ * body) and one response.
+ *
+ * "In a request" runs from the parsed headers of a request to the end of writing its response:
+ * Node reports nothing earlier through its public API, so a connection still sending its next
+ * request's headers counts as idle (a probe or a scrape sends them in one write).
+ *
  * These are constants, as controller-runtime's are: no real caller needs other values, and a
  * setting would only let a user turn the protection off. Tests pass shorter ones.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server, Socket } from 'node:net';
 
 export interface ConnectionLimits {
@@ -63,6 +82,8 @@ export interface ConnectionLimits {
   maxConnections: number;
   /** Open connections from one remote address. */
   maxConnectionsPerAddress: number;
+  /** Bytes of one request's headers (request line included). */
+  maxHeaderBytes: number;
 }
 
 export const CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.freeze({
@@ -73,6 +94,7 @@ export const CONNECTION_LIMITS: Readonly<ConnectionLimits> = Object.freeze({
   idleMs: 90_000,
   maxConnections: 32,
   maxConnectionsPerAddress: 8,
+  maxHeaderBytes: 16 * 1024,
 });
 
 /** How often Node checks headersMs and requestMs (its default, 30 s, would let a slow request live 40 s). */
@@ -87,15 +109,23 @@ export function connectionLimits(overrides: Partial<ConnectionLimits> = {}): Con
   return limits;
 }
 
-/** What an open connection is doing: a connection in a request is never closed to make room. */
-type ConnectionState = 'waiting' | 'requesting' | 'idle';
-
 interface Connection {
   readonly socket: Socket;
   readonly address: string;
-  state: ConnectionState;
+  /** The response to the connection's latest request; none while it waits for its first. */
+  response: ServerResponse | undefined;
   /** The first-request deadline; cleared once the first request's headers are parsed. */
   timer: NodeJS.Timeout | undefined;
+}
+
+/** Whether the connection's latest request is still being answered: such a one is never closed to make room. */
+function inRequest(connection: Connection): boolean {
+  return connection.response !== undefined && !connection.response.writableFinished;
+}
+
+/** Whether the connection has been served and is between two requests. */
+function idle(connection: Connection): boolean {
+  return connection.response !== undefined && !inRequest(connection);
 }
 
 /**
@@ -107,8 +137,11 @@ interface Connection {
  * maxConnectionsPerAddress from one address; past a cap a new connection is destroyed at once,
  * except that a full server admits a connection from an address holding two or more fewer than
  * the most-holding address by closing that address's oldest connection not in a request, or a
- * connection from an address with an idle one in its place (see roomFor); closeWaiting() destroys the connections still waiting for a first request (which the
- * HTTP server does not track while a TLS handshake is pending), so close() is not held by them.
+ * connection from an address with an idle one in its place (see roomFor); a request that arrives
+ * while the response to the previous one on its connection is unfinished destroys the connection
+ * and never reaches the server's request listeners; closeWaiting() destroys the connections still
+ * waiting for a first request (which the HTTP server does not track while a TLS handshake is
+ * pending), so close() is not held by them.
  */
 export class ConnectionGuard {
   /**
@@ -141,20 +174,27 @@ export class ConnectionGuard {
       socket.resume();
       for (const listener of serve) listener.call(server, socket);
     });
-    server.on('request', (req: { socket: Socket }, res: { once(event: 'close', listener: () => void): unknown }) => {
+    // Likewise the request listeners (the handler) run only for a request that is not pipelined.
+    const handle = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+    server.removeAllListeners('request');
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       const connection = this.open.get(connectionKey(req.socket));
-      if (!connection) return;
-      connection.state = 'requesting';
-      clearTimeout(connection.timer);
-      connection.timer = undefined;
-      res.once('close', () => {
-        if (connection.state === 'requesting') connection.state = 'idle';
-      });
+      if (connection) {
+        if (inRequest(connection)) {
+          // Node goes on parsing the rest of the read it is in: those requests land here too.
+          req.socket.destroy();
+          return;
+        }
+        connection.response = res;
+        clearTimeout(connection.timer);
+        connection.timer = undefined;
+      }
+      for (const listener of handle) listener.call(server, req, res);
     });
   }
 
   closeWaiting(): void {
-    for (const connection of this.open.values()) if (connection.state === 'waiting') connection.socket.destroy();
+    for (const connection of this.open.values()) if (connection.response === undefined) connection.socket.destroy();
   }
 
   private admitted(socket: Socket): boolean {
@@ -165,7 +205,7 @@ export class ConnectionGuard {
       socket.destroy();
       return false;
     }
-    const connection: Connection = { socket, address, state: 'waiting', timer: undefined };
+    const connection: Connection = { socket, address, response: undefined, timer: undefined };
     connection.timer = setTimeout(() => socket.destroy(), this.limits.firstRequestMs);
     // A connection waiting for its deadline must not keep the process alive on its own.
     connection.timer.unref();
@@ -191,13 +231,13 @@ export class ConnectionGuard {
     for (const connections of this.byAddress.values()) {
       if (connections.size <= most) continue;
       for (const connection of connections) {
-        if (connection.state === 'requesting') continue;
+        if (inRequest(connection)) continue;
         evictable = connection;
         most = connections.size;
         break;
       }
     }
-    evictable ??= [...(this.byAddress.get(address) ?? [])].find((connection) => connection.state === 'idle');
+    evictable ??= [...(this.byAddress.get(address) ?? [])].find(idle);
     if (!evictable) return false;
     this.forget(connectionKey(evictable.socket), evictable);
     evictable.socket.destroy();

@@ -13,8 +13,10 @@
  * No client can hold its connections for long or open many (connectionlimits.ts has the values
  * and why): the first request's headers must arrive within 10 s of the accept (the TLS handshake
  * included), a later request's headers within 10 s of its first byte and the whole request
- * within 30 s; a keep-alive connection idle for 90 s is closed; past 64 open connections, or
- * 8 from one address, a new connection is closed at accept and the open ones are kept.
+ * within 30 s; a keep-alive connection idle for 90 s is closed; past 32 open connections, or
+ * 8 from one address, a new connection is closed at accept or takes the place of one not in a
+ * request; a pipelined request (sent before the previous response was written) closes its
+ * connection, so a connection buffers one request and one response at most.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -108,6 +110,7 @@ export class HttpListener {
       headersTimeout: limits.headersMs,
       requestTimeout: limits.requestMs,
       keepAliveTimeout: limits.idleMs,
+      maxHeaderSize: limits.maxHeaderBytes,
       connectionsCheckingInterval: Math.min(DEADLINE_CHECK_INTERVAL_MS, limits.headersMs),
     };
     const server: Server | HttpsServer = this.tls

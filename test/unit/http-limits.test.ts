@@ -215,6 +215,55 @@ describe('connection limits of the metrics and probe servers', () => {
     assert.match(await exchange(socket), /^HTTP\/1.1 200/, 'the connection is reused after the first-request deadline');
   });
 
+  it('closes a connection that pipelines a request while its response is unfinished, and serves only the first', async () => {
+    let handled = 0;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const listener = new HttpListener(
+      async (_req, res) => {
+        handled++;
+        await released;
+        res.end('ok');
+      },
+      undefined,
+      { firstRequestMs: NEVER_MS },
+    );
+    await listener.listen({ port: 0, host: '127.0.0.1', setting: 'TEST_PORT', what: 'test server' });
+    after(() => listener.close());
+    const socket = await silent(listener.port);
+    socket.write('GET /1 HTTP/1.1\r\nHost: test\r\n\r\nGET /2 HTTP/1.1\r\nHost: test\r\n\r\n');
+    await closedWithin(socket);
+    release();
+    assert.equal(handled, 1);
+  });
+
+  it('a pipelining client that never reads gets one request served and its connection closed, whatever it sent', async () => {
+    let handled = 0;
+    const listener = new HttpListener(
+      (_req, res) => {
+        handled++;
+        res.end('ok');
+      },
+      undefined,
+      { firstRequestMs: NEVER_MS },
+    );
+    await listener.listen({ port: 0, host: '127.0.0.1', setting: 'TEST_PORT', what: 'test server' });
+    after(() => listener.close());
+    const socket = await silent(listener.port);
+    socket.pause(); // never reads: its responses can only pile up on the server
+    socket.on('error', () => undefined);
+    const request = 'GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n';
+    socket.write(request.repeat(20_000));
+    await closedWithin(socket);
+    assert.equal(handled, 1, `${handled} pipelined requests were served on one connection`);
+  });
+
+  it('a keep-alive connection is served request after request when it waits for each response', async () => {
+    const listener = await listening({ firstRequestMs: NEVER_MS });
+    const socket = await silent(listener.port);
+    for (let i = 0; i < 5; i++) assert.match(await exchange(socket), /^HTTP\/1.1 200/);
+  });
+
   it('close() is not held by a connection still in its TLS handshake', async () => {
     const listener = await listening({ firstRequestMs: NEVER_MS, handshakeMs: NEVER_MS }, pair);
     const socket = await silent(listener.port);
