@@ -11,15 +11,22 @@
  *   throttled, the operator lacking RBAC for reviews) answers 503 or 500, never 200, and is not
  *   cached, so the next scrape asks again.
  * - decisions are cached by a SHA-256 of the token (the token itself is never stored or logged):
- *   allowed for 2 min, denied for 30 s, at most 1,000 of them (decisioncache.ts); concurrent
- *   scrapes with one token share one pair of reviews. A revoked right is thus honoured within 2 min,
- *   as with controller-runtime's filter.
- * - scrapes cannot starve the operator's own work: at most MAX_REVIEWS_IN_FLIGHT tokens are under
- *   review at once; a scrape that would need one more is answered 503 at once, with Retry-After,
- *   never queued (a cached decision, or a review already running for the same token, needs no
- *   slot, so a known scraper is served through a flood of unknown tokens). The reviews go over
- *   connections of their own (main.ts gives a RestClient.withOwnConnections of that size), so
- *   they never wait behind reconciles or the Lease, nor hold their sockets.
+ *   allowed for 2 min, denied for 30 s, at most 1,000 allowed and 1,000 denied, each set apart
+ *   (decisioncache.ts), so refused tokens, however many, never push out an approval; concurrent
+ *   scrapes with one token share one pair of reviews. A revoked right is thus honoured within
+ *   2 min, as with controller-runtime's filter.
+ * - scrapes cannot starve the operator's own work: at most MAX_REVIEWS_IN_FLIGHT (4) tokens are
+ *   under review at once; a scrape that would need one more is answered 503 at once, with
+ *   Retry-After, never queued. The reviews go over connections of their own (main.ts gives a
+ *   RestClient.withOwnConnections of that size), so they never wait behind reconciles or the
+ *   Lease, nor hold their sockets.
+ * - a flood of new tokens cannot make reviews in the operator's name at the API server's pace:
+ *   reviews of tokens never approved are limited per second, overall and per client address
+ *   (reviewrate.ts: 5/s with a burst of 10, and 1/s with a burst of 5); a scrape past the limit is
+ *   answered 429 at once, with Retry-After. The renewal of an approval whose TTL ran out is not
+ *   limited (at most one per approved token per TTL, and only the API server makes approvals), so
+ *   a known scraper is served through a flood of unknown tokens: its approval is cached, its
+ *   renewal needs no budget, and a review already running for its token needs no slot.
  * - the TokenReview and SubjectAccessReview of a token share one deadline (5 s), below
  *   Prometheus' default scrape timeout (10 s): an API server that never answers frees the slot then.
  */
@@ -27,6 +34,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { describeError, isTransient, type Logger, nopLogger, type RequestOpts } from '../runtime/index.js';
 import { DecisionCache } from './decisioncache.js';
+import { REVIEW_RATE, ReviewRateLimiter, type ReviewRate } from './reviewrate.js';
 
 /**
  * Tokens under review at once, at most. A scraper presents one token and its decision is then
@@ -62,13 +70,17 @@ export interface MetricsAuthOptions {
   reviewTimeoutMs?: number;
   /** Tokens under review at once; default MAX_REVIEWS_IN_FLIGHT. */
   maxReviewsInFlight?: number;
-  /** Told of every scrape refused because all review slots were taken. */
-  onRefused?: () => void;
+  /** Reviews of new tokens per second; default REVIEW_RATE. */
+  reviewRate?: ReviewRate;
+  /** Told of every scrape refused at once: all review slots taken ('busy'), or past the review rate ('rate'). */
+  onRefused?: (reason: RefusalReason) => void;
 }
+
+export type RefusalReason = 'busy' | 'rate';
 
 /** The answer for one request: 200 lets it through; anything else is sent with `message`. */
 export interface AuthOutcome {
-  status: 200 | 401 | 403 | 500 | 503;
+  status: 200 | 401 | 403 | 429 | 500 | 503;
   message: string;
   /** The authenticated user, when known (for logs; never the token). */
   user?: string;
@@ -76,8 +88,12 @@ export interface AuthOutcome {
   retryAfterSeconds?: number;
 }
 
-/** Every review slot was taken: the scrape is refused, not queued. */
-class ReviewsBusy extends Error {}
+/** Every review slot was taken, or the review rate reached: the scrape is refused, not queued. */
+class ReviewRefused extends Error {
+  constructor(readonly reason: RefusalReason) {
+    super(reason);
+  }
+}
 
 interface UserInfo {
   username?: string;
@@ -103,6 +119,7 @@ export class MetricsAuth {
   private readonly log: Logger;
   private readonly timeoutMs: number;
   private readonly maxInFlight: number;
+  private readonly rate: ReviewRateLimiter;
   private reviewing = 0;
 
   constructor(private readonly options: MetricsAuthOptions) {
@@ -111,11 +128,14 @@ export class MetricsAuth {
     this.maxInFlight = options.maxReviewsInFlight ?? MAX_REVIEWS_IN_FLIGHT;
     const allowed = options.allowedTtlMs ?? 120_000;
     const denied = options.deniedTtlMs ?? 30_000;
+    const now = options.now ?? (() => performance.now());
     this.cache = new DecisionCache<AuthOutcome>({
       ttlMs: (o) => (o.status === 200 ? allowed : denied),
+      classOf: (o) => (o.status === 200 ? 'allowed' : 'denied'),
       maxEntries: options.maxEntries ?? 1_000,
-      now: options.now ?? (() => performance.now()),
+      now,
     });
+    this.rate = new ReviewRateLimiter(options.reviewRate ?? REVIEW_RATE, now);
   }
 
   /** Tokens under review now (at most maxReviewsInFlight). */
@@ -129,17 +149,25 @@ export class MetricsAuth {
     const token = header ? BEARER.exec(header)?.[1] : undefined;
     if (!token) return { status: 401, message: 'Unauthorized: a bearer token is required' };
     const key = createHash('sha256').update(token).digest('hex');
+    // No address: the client is gone already; its scrapes share one bucket.
+    const address = req.socket?.remoteAddress ?? '';
     try {
-      return await this.cache.get(key, () => this.reviewInSlot(token));
+      return await this.cache.get(key, (expired) => this.reviewInSlot(token, address, expired?.status === 200));
     } catch (err) {
-      if (err instanceof ReviewsBusy) {
+      if (err instanceof ReviewRefused) {
         // Not logged: a flood would flood the log; the refusals are counted instead.
-        this.options.onRefused?.();
-        return {
-          status: 503,
-          message: 'Service Unavailable: too many scrapes with new tokens are being reviewed; try again',
-          retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS,
-        };
+        this.options.onRefused?.(err.reason);
+        return err.reason === 'busy'
+          ? {
+              status: 503,
+              message: 'Service Unavailable: too many scrapes with new tokens are being reviewed; try again',
+              retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS,
+            }
+          : {
+              status: 429,
+              message: 'Too Many Requests: too many scrapes with new tokens; try again',
+              retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS,
+            };
       }
       // Not cached (DecisionCache keeps no failures): the next scrape asks again.
       const transient = isTransient(err);
@@ -153,9 +181,13 @@ export class MetricsAuth {
     }
   }
 
-  /** The reviews of `token` in one of the slots, or ReviewsBusy at once when none is free. */
-  private async reviewInSlot(token: string): Promise<AuthOutcome> {
-    if (this.reviewing >= this.maxInFlight) throw new ReviewsBusy();
+  /**
+   * The reviews of `token` in one of the slots, or ReviewRefused at once when none is free or,
+   * unless it renews an approval, the review rate of `address` or overall is reached.
+   */
+  private async reviewInSlot(token: string, address: string, renewal: boolean): Promise<AuthOutcome> {
+    if (this.reviewing >= this.maxInFlight) throw new ReviewRefused('busy');
+    if (!renewal && !this.rate.tryTake(address)) throw new ReviewRefused('rate');
     this.reviewing++;
     try {
       return await this.review(token, performance.now() + this.timeoutMs);

@@ -11,8 +11,9 @@
  * Guarantees: a cert dir that cannot be loaded at start fails start() with a CertificateError
  * naming METRICS_CERT_DIR and the file (main exits 2, as for any invalid setting); later
  * rotations are watched (servingcert.ts); close() stops the watcher and the server. With
- * authentication, metrics_auth_refused_total counts the scrapes refused because every access
- * review slot was taken (metricsauth.ts), and metrics_auth_reviews_in_flight shows the slots in use.
+ * authentication, metrics_auth_refused_total{reason} counts the scrapes refused at once, because
+ * every access review slot was taken (busy) or past the review rate (rate) (metricsauth.ts), and
+ * metrics_auth_reviews_in_flight shows the slots in use.
  * Over HTTPS, echoperator_metrics_certificate_expiry_timestamp_seconds is the notAfter of the
  * certificate new connections get (set at start, and again on each rotation that is served), so
  * an alert sees a certificate that stopped rotating before scrapes start failing.
@@ -79,7 +80,8 @@ export class MetricsEndpoint {
     const pair = o.certDir ? loadNamed(o.certDir) : selfSignedCertificate({ hosts: o.hosts });
     const refused = new Counter({
       name: 'metrics_auth_refused_total',
-      help: 'Scrapes of the metrics answered 503 at once because every access review slot (TokenReview, SubjectAccessReview) was taken.',
+      help: 'Scrapes of the metrics refused at once, by reason: busy (503, every access review slot was taken) or rate (429, past the rate of reviews of new tokens).',
+      labelNames: ['reason'],
       registers: [o.registry],
     });
     const auth = new MetricsAuth({
@@ -87,7 +89,7 @@ export class MetricsEndpoint {
       path: o.path,
       now: () => clock.now(),
       logger: this.log,
-      onRefused: () => refused.inc(),
+      onRefused: (reason) => refused.inc({ reason }),
     });
     new Gauge({
       name: 'metrics_auth_reviews_in_flight',
