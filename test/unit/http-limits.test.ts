@@ -7,10 +7,11 @@
  * 120 s TLS handshake, none for a silent connection), so each case fails without the limits.
  */
 import assert from 'node:assert/strict';
-import { connect as connectTcp, type Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { connect as connectTcp, type AddressInfo, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { connect as connectTls } from 'node:tls';
-import type { ConnectionLimits } from '../../src/observability/connectionlimits.js';
+import { ConnectionGuard, connectionLimits, type ConnectionLimits } from '../../src/observability/connectionlimits.js';
 import { HealthServer } from '../../src/observability/health.js';
 import { HttpListener, type TlsPair } from '../../src/observability/http.js';
 import { createMetrics } from '../../src/observability/metrics.js';
@@ -256,6 +257,20 @@ describe('connection limits of the metrics and probe servers', () => {
     socket.write(request.repeat(20_000));
     await closedWithin(socket);
     assert.equal(handled, 1, `${handled} pipelined requests were served on one connection`);
+  });
+
+  it("stops Node's parser at a pipelined request: the rest of the read never becomes requests", async () => {
+    const server = createHttpServer((_req, res) => res.end('ok'));
+    new ConnectionGuard(server, connectionLimits({ firstRequestMs: NEVER_MS }));
+    let parsed = 0;
+    server.prependListener('request', () => parsed++); // before the guard's: sees every request Node emits
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    after(() => server.close());
+    const socket = await silent((server.address() as AddressInfo).port);
+    socket.resume(); // reads (and drops) the first response, so it sees the close
+    socket.write('GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n'.repeat(1_000));
+    await closedWithin(socket);
+    assert.equal(parsed, 1, `${parsed} requests were parsed on a connection closed at its second`);
   });
 
   it('a keep-alive connection is served request after request when it waits for each response', async () => {
