@@ -85,7 +85,7 @@ export { KubeClient, type RestTransport } from './client/kubeclient.js';
 
 // The cache: what a reconciler reads, filled by the manager's informers.
 export type { ObjectCache } from './cache/objectcache.js';
-export { CONTROLLER_OWNER_INDEX, NAMESPACE_INDEX, controllerOf, objectKey, resourceVersionOf } from './cache/store.js';
+export { CONTROLLER_OWNER_INDEX, NAMESPACE_INDEX, controllerOf, controllerOwnerKey, objectKey, resourceVersionOf } from './cache/store.js';
 export { LAST_APPLIED_ANNOTATION, stripForCache } from './informer/informer.js';
 
 // Kubernetes objects and the resource types the runtime reads and writes.

@@ -176,6 +176,37 @@ describe('EchoReconciler', () => {
     assert.equal(t.client.stored(JOBS, `ns/${jobNameFor(e)}`)?.metadata?.uid, 'foreign', 'the foreign Job is left alone');
   });
 
+  it("takes no Job as the Echo's run unless its controller reference names the Echo's kind and UID in the Echo's namespace", async () => {
+    const e = echo('hello', 'hi');
+    const s = setup(e);
+    const succeeded = { conditions: [{ type: 'Complete', status: 'True' }], succeeded: 1 };
+    // Planted by a tenant of another namespace who read the Echo's UID: the current run's name
+    // (a spoofed success) and a "previous run" the operator would delete, with an Event on the Echo.
+    const planted = { ...jobOf(e, 'planted-current'), status: succeeded };
+    planted.metadata = { ...planted.metadata, namespace: 'tenant-a' };
+    const previous = jobOf(e, 'planted-previous');
+    previous.metadata = { ...previous.metadata, namespace: 'tenant-a', name: 'echo-hello-previous' };
+    // In the Echo's namespace, the UID under another kind.
+    const otherKind = jobOf(e, 'other-kind');
+    otherKind.metadata = {
+      ...otherKind.metadata,
+      name: 'other-kind',
+      ownerReferences: otherKind.metadata!.ownerReferences!.map((ref) => ({ ...ref, kind: 'ScheduledEcho' })),
+    };
+    for (const job of [planted, previous, otherKind]) s.client.add(JOBS, job);
+    s.caughtUp();
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(), ['patchStatus', 'create'], 'its own Job is created; nothing is deleted');
+    assert.equal((s.client.writes[1]!.body as V1Job).metadata!.namespace, 'ns');
+    assert.equal(statusOf(s.client.writes[0]).phase, 'Pending', 'no status from the planted Job');
+    assert.deepEqual(
+      s.events.events.map((ev) => ev.reason),
+      ['JobCreated'],
+    );
+    for (const key of ['tenant-a/' + jobNameFor(e), 'tenant-a/echo-hello-previous', 'ns/other-kind'])
+      assert.ok(s.client.stored(JOBS, key), `${key} is left alone`);
+  });
+
   it('does not run a finished Echo again when its Job is gone, and replaces the Job of an old message', async () => {
     const e = echo('hello', 'hi');
     const done: Echo = { ...e, status: { phase: 'Succeeded', jobName: jobNameFor(e) } };

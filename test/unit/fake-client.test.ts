@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { isAlreadyExists, isConflict, isNotFound } from '../../src/kube/errors.js';
 import { CONFIGMAPS } from '../../src/kube/resources.js';
-import { CONTROLLER_OWNER_INDEX } from '../../src/runtime/cache/index.js';
+import { CONTROLLER_OWNER_INDEX, controllerOwnerKey } from '../../src/runtime/cache/index.js';
 import { FakeCache, FakeClient, mergePatch } from '../../src/runtime/testing/index.js';
 
 const cm = (name: string, data: Record<string, string>, extra: V1ConfigMap['metadata'] = {}): V1ConfigMap => ({
@@ -68,7 +68,7 @@ describe('FakeClient', () => {
     await client.create(CONFIGMAPS, cm('hidden', {}));
     cache.syncFrom(client, CONFIGMAPS);
     assert.deepEqual(
-      cache.byIndex(CONTROLLER_OWNER_INDEX, 'owner-uid').map((o) => o.metadata?.name),
+      cache.byIndex(CONTROLLER_OWNER_INDEX, controllerOwnerKey('ns', 'owner-uid')).map((o) => o.metadata?.name),
       ['a'],
     );
     assert.equal(cache.get('ns/hidden'), undefined);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError, isGone, type RestClient } from '../../src/kube/index.js';
 import { Backoff } from '../../src/runtime/backoff.js';
-import { CONTROLLER_OWNER_INDEX, type KubeObject } from '../../src/runtime/cache/index.js';
+import { CONTROLLER_OWNER_INDEX, controllerOwnerKey, type KubeObject } from '../../src/runtime/cache/index.js';
 import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import { nopLogger, type Logger } from '../../src/runtime/log.js';
 import {
@@ -544,12 +544,12 @@ describe('Informer', () => {
     const ref = (uid: string) => [{ apiVersion: 'mmontes.io/v1alpha1', kind: 'Echo', name: uid, uid, controller: true }];
     h.lw.objects = [obj('job', '1', { ownerReferences: ref('owner-1') })];
     await h.start();
-    assert.deepEqual(h.informer.store.indexKeys(CONTROLLER_OWNER_INDEX, 'owner-1'), ['ns/job']);
+    assert.deepEqual(h.informer.store.indexKeys(CONTROLLER_OWNER_INDEX, controllerOwnerKey('ns', 'owner-1')), ['ns/job']);
     h.lw.watch0.emit('MODIFIED', obj('job', '2', { ownerReferences: ref('owner-2') }));
-    assert.deepEqual(h.informer.store.byIndex(CONTROLLER_OWNER_INDEX, 'owner-1'), []);
-    assert.deepEqual(h.informer.store.indexKeys(CONTROLLER_OWNER_INDEX, 'owner-2'), ['ns/job']);
+    assert.deepEqual(h.informer.store.byIndex(CONTROLLER_OWNER_INDEX, controllerOwnerKey('ns', 'owner-1')), []);
+    assert.deepEqual(h.informer.store.indexKeys(CONTROLLER_OWNER_INDEX, controllerOwnerKey('ns', 'owner-2')), ['ns/job']);
     h.lw.watch0.emit('DELETED', obj('job', '3', { ownerReferences: ref('owner-2') }));
-    assert.deepEqual(h.informer.store.byIndex(CONTROLLER_OWNER_INDEX, 'owner-2'), []);
+    assert.deepEqual(h.informer.store.byIndex(CONTROLLER_OWNER_INDEX, controllerOwnerKey('ns', 'owner-2')), []);
     await h.stop();
   });
 

@@ -5,6 +5,7 @@ import {
   NAMESPACE_INDEX,
   Store,
   controllerOf,
+  controllerOwnerKey,
   objectKey,
   type KubeObject,
   type OwnerReference,
@@ -27,6 +28,8 @@ function obj(name: string, rv = '1', opts: { ns?: string | null; owners?: OwnerR
   };
 }
 
+/** The index value for dependents in `ns` of the owner with `uid`. */
+const own = (uid: string, ns = 'default'): string => controllerOwnerKey(ns, uid);
 const sorted = (xs: string[]): string[] => [...xs].sort();
 const names = (xs: Obj[]): string[] => sorted(xs.map((o) => o.metadata!.name!));
 
@@ -85,26 +88,41 @@ describe('Store', () => {
     store.add(obj('job-2', '1', { owners: [owner('echo-uid-1')] }));
     store.add(obj('job-3', '1', { owners: [owner('echo-uid-2', false)] }));
     store.add(obj('job-4'));
-    assert.deepEqual(names(store.byIndex(CONTROLLER_OWNER_INDEX, 'echo-uid-1')), ['job-1', 'job-2']);
-    assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, 'echo-uid-2'), []);
-    assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, 'echo-uid-1').sort(), ['default/job-1', 'default/job-2']);
-    assert.deepEqual(store.indexValues(CONTROLLER_OWNER_INDEX), ['echo-uid-1']);
+    assert.deepEqual(names(store.byIndex(CONTROLLER_OWNER_INDEX, own('echo-uid-1'))), ['job-1', 'job-2']);
+    assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, own('echo-uid-2')), []);
+    assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, own('echo-uid-1')).sort(), ['default/job-1', 'default/job-2']);
+    assert.deepEqual(store.indexValues(CONTROLLER_OWNER_INDEX), ['default/echo-uid-1']);
+  });
+
+  it("keys the controller-owner index by the dependent's namespace and the owner's UID", () => {
+    const store = new Store<Obj>();
+    store.add(obj('run', '1', { ns: 'b', owners: [owner('echo-uid')] }));
+    store.add(obj('planted', '1', { ns: 'a', owners: [owner('echo-uid')] }));
+    assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, controllerOwnerKey('b', 'echo-uid')), ['b/run']);
+    assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, controllerOwnerKey('a', 'echo-uid')), ['a/planted']);
+    assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, 'echo-uid'), [], 'a UID alone finds nothing');
+    store.add(obj('node-lease', '1', { ns: null, owners: [owner('node-uid')] }));
+    assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, controllerOwnerKey(undefined, 'node-uid')), ['node-lease']);
   });
 
   it('moves the index entry when the controller owner changes, and drops emptied buckets', () => {
     const store = new Store<Obj>();
     store.add(obj('job', '1', { owners: [owner('old-owner')] }));
     store.add(obj('job', '2', { owners: [owner('new-owner')] }));
-    assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, 'old-owner'), []);
-    assert.deepEqual(names(store.byIndex(CONTROLLER_OWNER_INDEX, 'new-owner')), ['job']);
-    assert.equal(store.byIndex(CONTROLLER_OWNER_INDEX, 'new-owner')[0]?.metadata?.resourceVersion, '2', 'the index serves the new version');
-    assert.deepEqual(store.indexValues(CONTROLLER_OWNER_INDEX), ['new-owner'], 'no empty bucket left behind');
+    assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, own('old-owner')), []);
+    assert.deepEqual(names(store.byIndex(CONTROLLER_OWNER_INDEX, own('new-owner'))), ['job']);
+    assert.equal(
+      store.byIndex(CONTROLLER_OWNER_INDEX, own('new-owner'))[0]?.metadata?.resourceVersion,
+      '2',
+      'the index serves the new version',
+    );
+    assert.deepEqual(store.indexValues(CONTROLLER_OWNER_INDEX), ['default/new-owner'], 'no empty bucket left behind');
 
     store.add(obj('job', '3'));
     assert.deepEqual(store.indexValues(CONTROLLER_OWNER_INDEX), [], 'losing the owner removes the entry');
     store.add(obj('job', '4', { owners: [owner('x')] }));
     store.delete('default/job');
-    assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, 'x'), []);
+    assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, own('x')), []);
     assert.deepEqual(store.indexValues(CONTROLLER_OWNER_INDEX), []);
     assert.deepEqual(store.indexValues(NAMESPACE_INDEX), []);
   });
@@ -149,8 +167,8 @@ describe('Store', () => {
     explode = true;
     assert.throws(() => store.add(obj('a', '2', { owners: [owner('u2')] })));
     assert.equal(store.get('default/a')?.metadata?.resourceVersion, '1');
-    assert.deepEqual(names(store.byIndex(CONTROLLER_OWNER_INDEX, 'u1')), ['a'], 'no index moved either');
-    assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, 'u2'), []);
+    assert.deepEqual(names(store.byIndex(CONTROLLER_OWNER_INDEX, own('u1'))), ['a'], 'no index moved either');
+    assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, own('u2')), []);
     assert.throws(() => store.delete('default/a'));
     assert.equal(store.size, 1);
   });
@@ -175,15 +193,16 @@ describe('Store', () => {
       assert.equal(store.get('default/keep'), keep, 'an unchanged object keeps its instance');
       assert.equal(store.get('default/change')?.metadata?.resourceVersion, '2');
       assert.equal(store.resourceVersion, '100');
-      assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, 'u-gone'), [], 'the vanished object left the indexes');
+      assert.deepEqual(store.byIndex(CONTROLLER_OWNER_INDEX, own('u-gone')), [], 'the vanished object left the indexes');
     });
 
     it('maintains indexes for replaced objects', () => {
       const store = new Store<Obj>();
       store.add(obj('job', '1', { ns: 'a', owners: [owner('o1')] }));
       store.replace([obj('job', '2', { ns: 'a', owners: [owner('o2')] }), obj('job2', '1', { ns: 'b', owners: [owner('o1')] })], '7');
-      assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, 'o1'), ['b/job2']);
-      assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, 'o2'), ['a/job']);
+      assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, own('o1', 'b')), ['b/job2']);
+      assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, own('o1', 'a')), []);
+      assert.deepEqual(store.indexKeys(CONTROLLER_OWNER_INDEX, own('o2', 'a')), ['a/job']);
       assert.deepEqual(sorted(store.indexValues(NAMESPACE_INDEX)), ['a', 'b']);
     });
 

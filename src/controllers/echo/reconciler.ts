@@ -12,7 +12,6 @@ import type { V1Job } from '@kubernetes/client-node';
 import { ECHOS, type Echo } from '../../api/echo.js';
 import {
   type Client,
-  CONTROLLER_OWNER_INDEX,
   type EventRecorder,
   findCondition,
   isAlreadyExists,
@@ -28,6 +27,7 @@ import {
   withTypeMeta,
   writeStatus,
 } from '../../runtime/index.js';
+import { controlledBy, isControlledBy } from '../common/owner.js';
 import { desiredJob, jobNameFor } from './desired.js';
 import { echoStatus, isFinished, RECONCILED_CONDITION, reconciledOk } from './status.js';
 
@@ -59,7 +59,7 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
     const { client, events } = this.deps;
     const echo = latest.object;
     const jobName = jobNameFor(echo);
-    const owned = this.deps.jobs.byIndex(CONTROLLER_OWNER_INDEX, echo.metadata.uid!);
+    const owned = controlledBy(this.deps.jobs, echo, ECHOS);
 
     const previous = owned.filter((j) => j.metadata?.name !== jobName);
     if (previous.length > 0) {
@@ -197,8 +197,7 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
       if (!isAlreadyExists(err)) throw err;
       // Made by an earlier pass whose watch event has not reached the cache yet: use it.
       const existing = await this.deps.client.get(JOBS, keyOf(body), { signal: ctx.signal });
-      const owner = existing.metadata?.ownerReferences?.find((r) => r.controller);
-      if (owner?.uid !== echo.metadata.uid) {
+      if (!isControlledBy(existing, echo, ECHOS)) {
         throw new NameTakenError(`Job ${ns}/${body.metadata!.name} already exists and is not controlled by this Echo; delete or rename it`);
       }
       return existing;

@@ -16,7 +16,6 @@ import {
   applyTo,
   type Client,
   containsDesired,
-  CONTROLLER_OWNER_INDEX,
   createByApply,
   CRONJOBS,
   type EventRecorder,
@@ -33,6 +32,7 @@ import {
   writeStatus,
 } from '../../runtime/index.js';
 import { FIELD_MANAGER } from '../common/labels.js';
+import { controlledBy, isControlledBy } from '../common/owner.js';
 import { desiredCronJob } from './desired.js';
 import { scheduledEchoStatus } from './status.js';
 
@@ -66,7 +66,7 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
     const desired = desiredCronJob(se, this.deps.jobImage);
     const name = desired.metadata!.name!;
     const ns = se.metadata.namespace!;
-    const owned = this.deps.cronJobs.byIndex(CONTROLLER_OWNER_INDEX, se.metadata.uid!);
+    const owned = controlledBy(this.deps.cronJobs, se, SCHEDULED_ECHOS);
 
     for (const stale of owned.filter((c) => c.metadata?.name !== name)) {
       try {
@@ -93,7 +93,7 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
       cronJob = result.cronJob;
       if (result.created) change = 'created';
     }
-    if (cronJob.metadata?.ownerReferences?.find((r) => r.controller)?.uid !== se.metadata.uid) {
+    if (!isControlledBy(cronJob, se, SCHEDULED_ECHOS)) {
       throw new NameTakenError(`CronJob ${ns}/${name} already exists and is not controlled by this ScheduledEcho; delete or rename it`);
     }
     // Owner references are compared by the check above (others may add theirs beside ours).

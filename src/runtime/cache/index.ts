@@ -6,6 +6,7 @@ export {
   NAMESPACE_INDEX,
   Store,
   controllerOf,
+  controllerOwnerKey,
   controllerOwnerIndexFunc,
   namespaceIndexFunc,
   objectKey,

@@ -5,7 +5,7 @@ import type { CONTROLLER_OWNER_INDEX } from './store.js';
 
 export interface ObjectCache<T> {
   get(key: string): T | undefined;
-  /** Objects whose controller ownerReference has this UID. */
+  /** Objects in the value's namespace whose controller ownerReference has its UID (value: controllerOwnerKey). */
   byIndex(index: typeof CONTROLLER_OWNER_INDEX, value: string): T[];
   /**
    * Tells the cache about an object as a write of ours returned it, so get() never hands out an

@@ -3,8 +3,12 @@
  * thread-safe store + indexer, and the delta computation of DeltaFIFO.Replace).
  *
  * Objects are keyed "namespace/name", or "name" when cluster-scoped. Every object is indexed by
- * namespace and by the UID of its controller owner (the ownerReference with controller: true),
- * plus any custom indexers; controllers find an owner's Jobs with byIndex('controller-owner', uid).
+ * namespace and by its own namespace with the UID of its controller owner (the ownerReference
+ * with controller: true), plus any custom indexers; controllers find an owner's Jobs with
+ * byIndex('controller-owner', controllerOwnerKey(owner's namespace, owner's UID)). The namespace
+ * is part of the key because an ownerReference names no namespace: the garbage collector reads it
+ * in the dependent's own, so a UID alone would match a Job anyone planted in another namespace
+ * with a copied UID.
  *
  * Guarantees:
  *  - Indexes always agree with the objects: after every add/update/delete/replace, byIndex(i, v)
@@ -50,9 +54,14 @@ export const namespaceIndexFunc: IndexFunc<KubeObject> = (obj) => {
   return ns ? [ns] : [];
 };
 
+/** The controller-owner index's value for dependents in `namespace` (none: cluster-scoped) of the owner with `uid`. */
+export function controllerOwnerKey(namespace: string | undefined, uid: string): string {
+  return namespace ? `${namespace}/${uid}` : uid;
+}
+
 export const controllerOwnerIndexFunc: IndexFunc<KubeObject> = (obj) => {
   const uid = controllerOf(obj)?.uid;
-  return uid ? [uid] : [];
+  return uid ? [controllerOwnerKey(obj.metadata?.namespace, uid)] : [];
 };
 
 /** What a relist changed. */
