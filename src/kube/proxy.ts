@@ -19,7 +19,7 @@
  * curl's (loopback, CIDR blocks, ports, `*.` entries).
  */
 import { BlockList, isIP } from 'node:net';
-import { redactUrl } from './redact.js';
+import { redactProxy } from './redact.js';
 
 /** client-go's: http and https proxies (CONNECT), SOCKS5 (socks5h is Go's alias for it). */
 export const PROXY_SCHEMES = ['http:', 'https:', 'socks5:', 'socks5h:'] as const;
@@ -31,7 +31,7 @@ export class ProxyConfigError extends Error {
 /**
  * A proxy URL as Go reads one: a value without a scheme is read as http://value. Throws a
  * ProxyConfigError naming `setting` when it is no URL, or its scheme is none of PROXY_SCHEMES;
- * the value it quotes has its password redacted (redact.ts).
+ * the value it quotes has everything before its last `@` redacted (redactProxy).
  */
 export function parseProxyUrl(value: string, setting: string): URL {
   let url: URL | undefined;
@@ -42,12 +42,12 @@ export function parseProxyUrl(value: string, setting: string): URL {
   }
   if (!url?.hostname) {
     throw new ProxyConfigError(
-      `${setting} is not a proxy URL: ${JSON.stringify(redactUrl(value))}; expected e.g. http://proxy.example:3128`,
+      `${setting} is not a proxy URL: ${JSON.stringify(redactProxy(value))}; expected e.g. http://proxy.example:3128`,
     );
   }
   if (!(PROXY_SCHEMES as readonly string[]).includes(url.protocol)) {
     throw new ProxyConfigError(
-      `${setting} has the scheme ${url.protocol.replace(/:$/, '')} (${JSON.stringify(redactUrl(value))}); accepted: http, https, socks5`,
+      `${setting} has the scheme ${url.protocol.replace(/:$/, '')} (${JSON.stringify(redactProxy(value))}); accepted: http, https, socks5`,
     );
   }
   return url;

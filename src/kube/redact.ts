@@ -12,6 +12,9 @@
  *  - in free text (an error message, a plugin's stderr), every URL-shaped `user:password@` and
  *    such query parameter, with or without a scheme (`svc-user:pw@proxy:3128`, as a proxy
  *    setting may be written);
+ *  - a proxy setting, parsed or not: everything between its scheme and its last `@` (user and
+ *    password), since a password may hold the characters (`/`, `#`, `?`, `"`) that end a URL's
+ *    authority or stop it from parsing, and no URL rule can tell where it ends (redactProxy);
  *  - an exec plugin's arguments: the value of an argument named like a credential (`--token=v`,
  *    `--password v`, `-client-secret=v`), and every URL inside any argument, as above.
  *
@@ -45,6 +48,20 @@ export function redactText(text: string): string {
 /** A URL (or a setting meant to be one) as an error or a log line may show it. */
 export function redactUrl(url: string | URL): string {
   return redactText(typeof url === 'string' ? url : url.href);
+}
+
+/** A scheme with its `//`, at the start of a setting. */
+const SCHEME_PREFIX = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/**
+ * A proxy setting as a message may quote it, parsed or not: from its scheme (if any) to its last
+ * `@`, everything is REDACTED; what follows is redactText'ed. Without `@`, redactText alone.
+ */
+export function redactProxy(value: string): string {
+  const at = value.lastIndexOf('@');
+  if (at < 0) return redactText(value);
+  const scheme = SCHEME_PREFIX.exec(value)?.[0] ?? '';
+  return `${scheme}${REDACTED}${redactText(value.slice(at))}`;
 }
 
 /** `--name=value` / `-name=value`: its name and value. */

@@ -77,8 +77,28 @@ test(
     const byKubeconfig = await startOperator(t, { ...NO_PROXIES, KUBECONFIG: proxyUrl });
     assert.equal(await byEnv.exited, 2);
     assert.equal(await byKubeconfig.exited, 2);
-    assertRedacted(byEnv.output(), 'HTTPS_PROXY has the scheme socks4 ("socks4://svc-user:xxxxx@proxy.redaction.invalid:1080")');
-    assertRedacted(byKubeconfig.output(), `the kubeconfig cluster's proxy-url has the scheme socks4 ("socks4://svc-user:xxxxx@`);
+    assertRedacted(byEnv.output(), 'HTTPS_PROXY has the scheme socks4 ("socks4://xxxxx@proxy.redaction.invalid:1080")');
+    assertRedacted(byKubeconfig.output(), `the kubeconfig cluster's proxy-url has the scheme socks4 ("socks4://xxxxx@`);
+  },
+);
+
+test(
+  'a proxy password with "/", "#", "?" or a quote, which stop the URL from parsing: the start-up error hides it',
+  { timeout: 60_000 },
+  async (t) => {
+    const plain = kubeconfigFile('plain-unparsed', { server: 'https://api.redaction.invalid:6443' }, { token: 'not-a-secret-here' });
+    for (const c of ['/', '#', '?', '"']) {
+      const half = Math.floor(PLANTED.length / 2);
+      const run = await startOperator(t, {
+        ...NO_PROXIES,
+        KUBECONFIG: plain,
+        HTTPS_PROXY: `http://svc-user:${PLANTED.slice(0, half)}${c}${PLANTED.slice(half)}@proxy.redaction.invalid:3128`,
+      });
+      assert.equal(await run.exited, 2);
+      const output = run.output();
+      assertRedacted(output, 'HTTPS_PROXY is not a proxy URL: "http://xxxxx@proxy.redaction.invalid:3128"');
+      for (const part of [PLANTED.slice(0, half), PLANTED.slice(half)]) assert.ok(!output.includes(part), `${c}: ${part} in\n${output}`);
+    }
   },
 );
 

@@ -10,7 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { RestClient } from '../../src/kube/index.js';
 import { maskSecrets } from '../../src/kube/execcredential.js';
 import { parseProxyUrl, proxyFor } from '../../src/kube/proxy.js';
-import { REDACTED, redactArgs, redactText, redactUrl, scrub, secretsIn } from '../../src/kube/redact.js';
+import { REDACTED, redactArgs, redactProxy, redactText, redactUrl, scrub, secretsIn } from '../../src/kube/redact.js';
 import { invalidValueMessage } from '../../src/config/parse.js';
 import { SETTINGS } from '../../src/config/settings.js';
 
@@ -112,7 +112,34 @@ describe('the messages that quote a URL setting', () => {
     refuse(() => proxyFor(new URL('https://api.example'), `ftp://u:${PW}@p:21`, {}));
     assert.equal(messages.length, 3);
     for (const m of messages) assert.ok(!m.includes(PW) && m.includes('xxxxx'), m);
-    assert.match(messages[0]!, /^HTTPS_PROXY has the scheme socks4 \("socks4:\/\/svc-user:xxxxx@proxy\.example:1080"\); accepted/);
+    assert.match(messages[0]!, /^HTTPS_PROXY has the scheme socks4 \("socks4:\/\/xxxxx@proxy\.example:1080"\); accepted/);
+  });
+
+  it('a proxy password with the characters that stop a URL from parsing, or end its authority: / # ? "', () => {
+    let refused = 0;
+    for (const c of ['/', '#', '?', '"', '/#?"', ' ', '@', '%zz']) {
+      const password = `s3cr${c}et`;
+      for (const value of [`http://user:${password}@proxy:3128`, `user:${password}@proxy:3128`, `socks4://user:${password}@proxy:1080`]) {
+        let message: string;
+        try {
+          parseProxyUrl(value, 'HTTPS_PROXY');
+          continue; // accepted: no message quotes it
+        } catch (err) {
+          message = (err as Error).message;
+        }
+        refused++;
+        assert.ok(!message.includes('s3cr') && !message.includes(`${c}et`) && !message.includes('user'), `${value}: ${message}`);
+        assert.ok(message.includes('xxxxx@proxy'), `${value}: ${message}`);
+      }
+    }
+    assert.ok(refused >= 16, `${refused} values refused`);
+  });
+
+  it('redactProxy hides everything from the scheme to the last @, and nothing else', () => {
+    assert.equal(redactProxy('http://u:s3cr/et@proxy:3128'), 'http://xxxxx@proxy:3128');
+    assert.equal(redactProxy('u:s3cr"et@proxy:3128'), 'xxxxx@proxy:3128');
+    assert.equal(redactProxy('http://proxy.example:3128'), 'http://proxy.example:3128', 'nothing to hide, nothing changed');
+    assert.equal(redactProxy('http://u:p@proxy:3128/?token=t'), 'http://xxxxx@proxy:3128/?token=xxxxx');
   });
 
   it('RestClient.server, which the start-up log and the preflight and liveness messages show', () => {
