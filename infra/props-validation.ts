@@ -154,7 +154,9 @@ export function resolveEchoperatorProps(props: EchoperatorProps = {}): ResolvedE
     }
   }
   if (!isUrlPath(r.metrics.path)) {
-    fail(`metrics.path must be an absolute URL path such as '/metrics' (no spaces, '?' or '#'), got ${JSON.stringify(r.metrics.path)}`);
+    fail(
+      `metrics.path must be an absolute URL path such as '/metrics' (no spaces, '?', '#' or '*': it is the metrics-reader role's nonResourceURL, where '*' is the RBAC wildcard), got ${JSON.stringify(r.metrics.path)}`,
+    );
   }
   checkMonitoring(r);
   for (const res of ['cpu', 'memory'] as const) {

@@ -37,7 +37,8 @@ export const dnsSubdomain = () =>
     .string()
     .max(253, { error: 'must be at most 253 characters' })
     .regex(PATTERNS.dns1123Subdomain, { error: "must be a DNS subdomain: lower-case letters, digits, '-' and '.'" });
-export const urlPath = () => z.string().regex(URL_PATH, { error: "must be an absolute URL path such as '/metrics'" });
+export const urlPath = () =>
+  z.string().regex(URL_PATH, { error: "must be an absolute URL path such as '/metrics', without '*' (the RBAC wildcard)" });
 export const imageReference = () => z.string().regex(IMAGE_REFERENCE, { error: "must be an image reference such as 'repo/name:tag'" });
 export const labels = () =>
   z.record(

@@ -132,7 +132,7 @@ export function nonEmptyText(accepts: string): Parser<string> {
 }
 
 /** An absolute URL path without query or fragment, e.g. /metrics. */
-export const urlPath = formatted('an absolute URL path such as /metrics (no spaces, "?" or "#")', isUrlPath);
+export const urlPath = formatted('an absolute URL path such as /metrics (no spaces, "?", "#" or "*", the RBAC wildcard)', isUrlPath);
 
 export const imageReference = formatted(
   'a container image reference such as busybox:1.37 or registry.example.com/tools/busybox@sha256:<digest>',

@@ -59,9 +59,14 @@ export function isPort(n: number, options: { allowZero?: boolean } = {}): boolea
   return Number.isInteger(n) && n >= (options.allowZero ? 0 : 1) && n <= 65_535;
 }
 
-export const URL_PATH = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+/**
+ * An absolute URL path without query, fragment or '*'. The metrics path becomes the
+ * metrics-reader ClusterRole's nonResourceURLs, where '*' is RBAC's wildcard ('/*' would let
+ * every scraper GET every non-resource URL of the API server), so it is no character of a path here.
+ */
+export const URL_PATH = /^\/[A-Za-z0-9\-._~!$&'()+,;=:@%/]*$/;
 
-/** An absolute URL path without query or fragment, e.g. /metrics. */
+/** An absolute URL path without query, fragment or '*', e.g. /metrics. */
 export function isUrlPath(v: string): boolean {
   return typeof v === 'string' && URL_PATH.test(v);
 }

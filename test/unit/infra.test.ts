@@ -658,6 +658,8 @@ describe('prop validation', () => {
     ['port clash', { healthPort: 2112 }, /metrics\.port and healthPort must differ/],
     ['port range', { metrics: { port: 70000 } }, /metrics\.port must be an integer from 1 to 65535/],
     ['relative metrics path', { metrics: { path: 'metrics' } }, /metrics\.path must be an absolute URL path/],
+    ['RBAC wildcard metrics path', { metrics: { path: '/*' } }, /metrics\.path must be an absolute URL path .*'\*' is the RBAC wildcard/],
+    ['RBAC wildcard at the end of the metrics path', { metrics: { path: '/metrics*' } }, /metrics\.path must be an absolute URL path/],
     ['bad log level', { logLevel: 'verbose' as never }, /logLevel must be one of debug, info, warn, error/],
     ['empty watch list', { watchNamespaces: [] }, /watchNamespaces must list at least one namespace/],
     ['duplicate watch', { watchNamespaces: ['a', 'a'] }, /watchNamespaces lists a twice/],

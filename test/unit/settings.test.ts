@@ -214,6 +214,7 @@ const INVALID: { [K in keyof Settings]?: [string, RegExp][] } = {
   metricsPath: [
     ['metrics', /an absolute URL path such as \/metrics/],
     ['/metrics?x=1', /an absolute URL path/],
+    ['/*', /no spaces, "\?", "#" or "\*", the RBAC wildcard/],
   ],
   metricsPort: [
     ['65536', /a port number from 0 to 65535 \(0 = any free port\)$/],

@@ -85,7 +85,7 @@ const FIELDS: Record<string, Field> = {
     env: 'METRICS_PATH',
     props: (v) => ({ metrics: { path: v } }),
     accepted: ['/metrics', '/', '/a/b-c_d.e~f', '/%20'],
-    refused: ['metrics', '/metrics?x=1', '/a#b', '/a b'],
+    refused: ['metrics', '/metrics?x=1', '/a#b', '/a b', '/*', '*', '/metrics*', '/a/*/b'],
   },
   // 0 differs on purpose: METRICS_PORT=0 picks a free port, which an install cannot use.
   'port (METRICS_PORT, metrics.port)': {
