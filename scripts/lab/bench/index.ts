@@ -20,6 +20,8 @@ const BENCHMARKS = [
   'transport',
   'latency',
   'connections',
+  'pipelining',
+  'tokens',
   'scrapes',
   'runtimes',
   'faults',
@@ -48,6 +50,10 @@ Benchmarks (default: all but fairness, latency, runtimes and faults, in this ord
   latency      an Echo's POST -> its message in the pod's log, ours and the peer's (needs a node;
                the cluster gets one: run it alone, or with --private-cluster)
   connections  idle TCP and TLS floods at the metrics and probe servers: RSS, closes, /readyz  (N: 3000)
+  pipelining   pipelined requests from 4 addresses at the probe server, never read: RSS, /readyz
+               (N: requests per connection, 100000; BASELINE_CMD adds a row)
+  tokens       random bearer tokens at the metrics endpoint for 15 s while a valid scraper scrapes:
+               reviews caused, the scraper's answers (BASELINE_CMD adds a row)
   scrapes      N scrapes with random tokens while the API server's access reviews hang: the Lease's
                and a reconcile's latency unloaded and under the flood, the lease kept  (N: 800)
   runtimes     the bundle on each supported Node line: idle, backlog and fresh-process CPU and RSS,
@@ -243,6 +249,10 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
     }
     case 'connections':
       return (await import('./connections.js')).connections(env, { n: o.sizes?.[0] ?? 3000 });
+    case 'pipelining':
+      return (await import('./pipelining.js')).pipelining(env, { requests: o.sizes?.[0] ?? 100_000, phaseMs: 20_000 });
+    case 'tokens':
+      return (await import('./tokens.js')).tokens(env, { floodMs: 15_000 });
     case 'scrapes':
       return (await import('./scrapes.js')).scrapes(env, { scrapes: o.sizes?.[0] ?? 800, phaseMs: 20_000, probeEveryMs: 1_000 });
     case 'faults': {
