@@ -10,13 +10,14 @@
  * concurrency), so rate() and absent() behave from the first scrape; in-flight gauges are
  * computed at scrape time from the queues' probes, never stale.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 import {
   type ControllerMetrics,
   type EventType,
   type InFlightWork,
   type InformerMetrics,
   type LeaderElectionMetrics,
+  LONGEST_TIMER_MS,
   MALFORMED_REASONS,
   type ReconcileResult,
   type RestClientMetrics,
@@ -25,6 +26,8 @@ import {
   type WorkQueueMetricsProvider,
 } from '../runtime/index.js';
 import { VERSION } from '../version.js';
+import { EventLoopDelayRecorder, type EventLoopDelayStats } from './eventloopdelay.js';
+import { sharedEventLoopSampler, type EventLoopSampler } from './loopsampler.js';
 import { EVENT_DROP_REASONS, type EventRecorderMetrics } from './events/metrics.js';
 
 /** controller-runtime's reconcile_time_seconds buckets: fine below 1 s, up to a minute. */
@@ -39,23 +42,36 @@ export const WORKQUEUE_DURATION_BUCKETS = [1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0
 const RESULTS: readonly ReconcileResult[] = ['success', 'error', 'requeue', 'requeue_after'];
 
 /**
- * How often prom-client's event-loop delay monitor samples the loop, in ms. Its default, 10 ms,
- * wakes an idle operator 100 times a second: 6-9 ms of CPU per second for nothing else to do,
- * 5-7 x a controller-runtime manager's whole idle cost. At 100 ms the nodejs_eventloop_lag_*
- * figures still hold 150 samples per 15 s scrape, and every stall longer than a sample period
- * is seen; the liveness watchdog (watchdog.ts) keeps its own 500 ms tick for stalls.
+ * prom-client's own event-loop delay monitor cannot be left out of its default metrics, and its
+ * timer wakes the process at its resolution, idle or not (10 a second at 100 ms). It is created
+ * with a resolution it never reaches (its timer's first run would be 24.8 days away), and its seven
+ * histogram gauges are replaced by the same names fed by the EventLoopSampler (loopsampler.ts,
+ * eventloopdelay.ts), which samples every 100 ms while the loop works and lets an idle one sleep.
  */
-export const EVENT_LOOP_SAMPLE_MS = 100;
+const PROM_CLIENT_MONITOR_PRECISION_MS = LONGEST_TIMER_MS;
+
+/** prom-client's histogram gauges of the event-loop delay, as it names and aggregates them. */
+const EVENT_LOOP_DELAY_GAUGES = [
+  ['min', 'The minimum recorded event loop delay.', 'min'],
+  ['max', 'The maximum recorded event loop delay.', 'max'],
+  ['mean', 'The mean of the recorded event loop delays.', 'average'],
+  ['stddev', 'The standard deviation of the recorded event loop delays.', 'average'],
+  ['p50', 'The 50th percentile of the recorded event loop delays.', 'average'],
+  ['p90', 'The 90th percentile of the recorded event loop delays.', 'average'],
+  ['p99', 'The 99th percentile of the recorded event loop delays.', 'average'],
+] as const satisfies readonly (readonly [keyof EventLoopDelayStats, string, Aggregator])[];
 
 export interface MetricsOptions {
   /** Default: a new Registry (not prom-client's global one, so tests and tools stay isolated). */
   registry?: Registry;
   /**
    * Register prom-client's process_* and nodejs_* metrics (default true). Note that prom-client
-   * starts an event-loop delay monitor and a GC observer for them that cannot be stopped; both
-   * are unref'd, so they never keep the process alive.
+   * starts a GC observer for them that cannot be stopped, and the event-loop delay gauges
+   * subscribe to the sampler for good; neither keeps the process alive.
    */
   defaultMetrics?: boolean;
+  /** The event-loop delay gauges' sampler; default the process's shared one. */
+  eventLoopSampler?: EventLoopSampler;
 }
 
 /** Every metric the operator exports, registered on one Registry. */
@@ -75,7 +91,10 @@ export interface OperatorMetrics {
 
 export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
   const registry = options.registry ?? new Registry();
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+  if (options.defaultMetrics ?? true) {
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: PROM_CLIENT_MONITOR_PRECISION_MS });
+    eventLoopDelayMetrics(registry, options.eventLoopSampler ?? sharedEventLoopSampler());
+  }
   new Gauge({
     name: 'echoperator_build_info',
     help: 'Always 1; the version label tells which build is running.',
@@ -91,6 +110,24 @@ export function createMetrics(options: MetricsOptions = {}): OperatorMetrics {
     rest: restClientMetrics(registry),
     events: eventRecorderMetrics(registry),
   };
+}
+
+/** nodejs_eventloop_lag_{min,...,p99}_seconds in place of prom-client's (see PROM_CLIENT_MONITOR_PRECISION_MS). */
+function eventLoopDelayMetrics(registry: Registry, sampler: EventLoopSampler): void {
+  const recorder = new EventLoopDelayRecorder(sampler.periodMs);
+  sampler.subscribe(recorder.record);
+  const gauges: { stat: keyof EventLoopDelayStats; gauge: Gauge }[] = [];
+  // As prom-client did: the first gauge's collect sets them all from one read, once per scrape.
+  const collectAll = (): void => {
+    const stats = recorder.read();
+    for (const { stat, gauge } of gauges) gauge.set(stats[stat]);
+  };
+  for (const [stat, help, aggregator] of EVENT_LOOP_DELAY_GAUGES) {
+    const name = `nodejs_eventloop_lag_${stat}_seconds`;
+    registry.removeSingleMetric(name);
+    const collect = gauges.length === 0 ? collectAll : undefined;
+    gauges.push({ stat, gauge: new Gauge({ name, help, aggregator, registers: [registry], collect }) });
+  }
 }
 
 /**

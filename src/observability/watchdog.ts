@@ -7,8 +7,13 @@
  * some probes in between, and looks alive while doing no useful work. This watchdog remembers
  * stalls, so /healthz keeps failing for a while after one.
  *
- * How: a timer ticks every intervalMs; the lateness of a tick is how long the loop could not run
- * timers. A tick later than stallThresholdMs is a stall.
+ * How: it reads the ticks of the event-loop sampler (loopsampler.ts), which the event-loop delay
+ * metrics share, so one timer serves both and an idle process sleeps between ticks up to 1.6 s
+ * apart. How long timers could not run before a tick is the larger of how late it ran and how
+ * long the loop was busy since the previous tick: a stall that began early in a long period ends
+ * the period late by less than its length, but is busy time in full. A stall is such a time of
+ * stallThresholdMs or more. A loop that only works hard, one short callback after another, runs
+ * the tick on time and is busy for at most the period (1.6 s), well under the threshold.
  *
  * Why 5 s: far above anything a healthy process does in one go (GC pauses and a large JSON parse
  * take milliseconds to a few hundred), so a busy but healthy process never trips it; and below
@@ -18,60 +23,59 @@
  * row) one isolated stall fails at most 2 probes and does not restart the pod, while stalls that
  * recur at least every 20 s keep /healthz failing until the kubelet restarts it.
  *
- * Guarantees: the timer is unref'd (it never keeps the process alive) and stop() cancels it.
+ * Guarantees: start() subscribes to the sampler and stop() unsubscribes (the sampler's timer never
+ * keeps the process alive, and stops with its last subscriber).
  */
+import { sharedEventLoopSampler, type EventLoopSampler, type LoopSample } from './loopsampler.js';
+
 export interface WatchdogOptions {
-  /** Default 500 ms. */
-  intervalMs?: number;
-  /** Default 5000 ms. */
+  /** Whose ticks to read; default the process's shared sampler (its clock is the watchdog's). */
+  sampler?: EventLoopSampler;
+  /** Default 5000 ms; above the sampler's longest period, so that steady work never reads as a stall. */
   stallThresholdMs?: number;
   /** How long a stall keeps the check failing; default 20000 ms. */
   windowMs?: number;
-  /** Monotonic milliseconds; default performance.now. */
-  now?: () => number;
 }
 
 export interface Stall {
-  /** When the stall ended (the late tick), on the `now` scale. */
+  /** When the stall ended (the late tick), on the sampler's clock. */
   at: number;
-  /** How long timers could not run, beyond the interval. */
+  /** How long timers could not run (the larger of the tick's lateness and the loop's busy time before it). */
   durationMs: number;
 }
 
 export class EventLoopWatchdog {
-  readonly intervalMs: number;
   readonly stallThresholdMs: number;
   readonly windowMs: number;
-  private readonly now: () => number;
-  private timer: NodeJS.Timeout | undefined;
-  private lastTick = 0;
+  private readonly sampler: EventLoopSampler;
+  private unsubscribe: (() => void) | undefined;
   private last: Stall | undefined;
 
   constructor(options: WatchdogOptions = {}) {
-    this.intervalMs = options.intervalMs ?? 500;
+    this.sampler = options.sampler ?? sharedEventLoopSampler();
     this.stallThresholdMs = options.stallThresholdMs ?? 5_000;
     this.windowMs = options.windowMs ?? 20_000;
-    this.now = options.now ?? (() => performance.now());
+    if (!(this.stallThresholdMs > this.sampler.idlePeriodMs))
+      throw new RangeError(
+        `EventLoopWatchdog: stallThresholdMs (${this.stallThresholdMs}) must exceed the sampler's longest period (${this.sampler.idlePeriodMs} ms)`,
+      );
   }
 
   start(): void {
-    if (this.timer) return;
-    this.lastTick = this.now();
-    this.timer = setInterval(() => this.tick(), this.intervalMs);
-    this.timer.unref();
+    this.unsubscribe ??= this.sampler.subscribe((sample) => this.tick(sample));
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
   }
 
   /** A health check: true, or why the loop counts as stalled. */
   readonly check = (): true | string => {
-    if (!this.timer) return true;
-    const now = this.now();
+    if (!this.unsubscribe) return true;
+    const now = this.sampler.clock.now();
     // Timers overdue right now: the loop runs I/O callbacks (this probe) but not timers.
-    const overdue = now - this.lastTick - this.intervalMs;
+    const overdue = now - this.sampler.nextDueAt;
     if (overdue >= this.stallThresholdMs)
       return `timers have not run for ${seconds(overdue)} (threshold ${seconds(this.stallThresholdMs)})`;
     const stall = this.last;
@@ -81,11 +85,9 @@ export class EventLoopWatchdog {
     return true;
   };
 
-  private tick(): void {
-    const now = this.now();
-    const late = now - this.lastTick - this.intervalMs;
-    if (late >= this.stallThresholdMs) this.last = { at: now, durationMs: late };
-    this.lastTick = now;
+  private tick(sample: LoopSample): void {
+    const blocked = Math.max(sample.lateMs, sample.busyMs ?? 0);
+    if (blocked >= this.stallThresholdMs) this.last = { at: sample.at, durationMs: blocked };
   }
 }
 

@@ -173,7 +173,7 @@ export {
 
 // The ports the runtime reports through: logs, time, Events and metrics (observability/ implements them).
 export { nopLogger, type LogFields, type LogLevel, type Logger } from './log.js';
-export { realClock, sleepWith, type Clock, type Timer } from './clock.js';
+export { LONGEST_TIMER_MS, realClock, sleepWith, type Clock, type Timer } from './clock.js';
 export { nopEventRecorder, type EventRecorder, type EventSubject, type EventType } from './events.js';
 export { nopControllerMetrics, type ControllerMetrics, type ReconcileResult } from './controller/metrics.js';
 export { noopWorkQueueMetrics, type InFlightWork, type WorkQueueMetrics, type WorkQueueMetricsProvider } from './workqueue/metrics.js';

@@ -4,7 +4,10 @@ import { after, describe, it } from 'node:test';
 import { HealthServer } from '../../src/observability/health.js';
 import { ListenError } from '../../src/observability/http.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import { EventLoopSampler } from '../../src/observability/loopsampler.js';
 import { MetricsServer } from '../../src/observability/metricsserver.js';
+import { FakeClock } from '../../src/runtime/testing/clock.js';
+import { fakeLoop } from '../support/eventloop.js';
 import { eventually } from '../support/eventually.js';
 
 interface Reply {
@@ -140,8 +143,9 @@ describe('health server', () => {
 
   it('fails /healthz after the event loop stalls', async () => {
     // A stall threshold well above what a loaded machine delays a timer by (CI runs this beside
-    // control planes), and a block well above the threshold.
-    const server = await started({ port: 0, watchdog: { intervalMs: 20, stallThresholdMs: 1000, windowMs: 60_000 } });
+    // control planes), and a block well above the threshold; real timers, sampled every 20 ms.
+    const sampler = new EventLoopSampler({ periodMs: 20, idlePeriodMs: 20 });
+    const server = await started({ port: 0, watchdog: { sampler, stallThresholdMs: 1000, windowMs: 60_000 } });
     assert.equal((await get(server.port, '/healthz')).status, 200);
     const until = performance.now() + 1500;
     while (performance.now() < until) {
@@ -156,26 +160,18 @@ describe('health server', () => {
   });
 
   it('keeps /healthz failing for the window after a stall, and recovers once it has passed', async () => {
-    // The watchdog's clock is the test's: a stall of 1.5 s, then time moved on to the window's end.
-    let now = 0;
-    let reads = 0;
-    const server = await started({
-      port: 0,
-      watchdog: { intervalMs: 20, stallThresholdMs: 1000, windowMs: 2000, now: () => (reads++, now) },
-    });
-    /** Moves the clock by ms, and waits for a tick to have read it (ticks read the clock; probes are not sent meanwhile). */
-    const advance = async (ms: number): Promise<void> => {
-      now += ms;
-      const seen = reads;
-      await eventually('a watchdog tick', () => reads > seen, 5_000, 5);
-    };
-    await advance(1500); // one tick 1.5 s late: a stall, recorded at 1500
+    // The watchdog's clock and loop are the test's: a stall of 1.5 s, then time moved on to the window's end.
+    const clock = new FakeClock();
+    const loop = fakeLoop(clock);
+    const sampler = new EventLoopSampler({ clock, loopTimes: loop.loopTimes, periodMs: 20, idlePeriodMs: 20 });
+    const server = await started({ port: 0, watchdog: { sampler, stallThresholdMs: 1000, windowMs: 2000 } });
+    loop.block(1500);
+    await clock.step(0); // the tick 1.48 s late, after 1.5 s busy: a stall, recorded at 1500
     assert.equal((await get(server.port, '/healthz')).status, 500);
     assert.match(eventloopReason(server), /^event loop stalled for 1\.5 s/);
-    // To 1 ms before the window's end, in moves below the threshold (each tick on time).
-    for (let moved = 0; moved < 1999; moved += 500) await advance(Math.min(500, 1999 - moved));
+    await loop.idle(1999);
     assert.equal((await get(server.port, '/healthz')).status, 500, 'still failing 1 ms before the window ends');
-    await advance(1);
+    await loop.idle(1);
     assert.equal((await get(server.port, '/healthz')).status, 200, 'recovered once the window has passed');
   });
 
@@ -194,7 +190,7 @@ describe('health server', () => {
   });
 
   it('releases the port on close, also with a keep-alive connection open', async () => {
-    const server = new HealthServer({ port: 0, watchdog: { intervalMs: 10 } });
+    const server = new HealthServer({ port: 0, watchdog: {} });
     await server.start();
     const port = server.port;
     assert.equal((await get(port, '/healthz')).status, 200);

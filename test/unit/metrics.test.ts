@@ -4,12 +4,10 @@ import { describe, it, mock } from 'node:test';
 import type { Registry } from 'prom-client';
 import { FakeClock, flushMicrotasks } from '../../src/runtime/testing/clock.js';
 import { newRateLimitingQueue } from '../../src/runtime/workqueue/index.js';
-import {
-  EVENT_LOOP_SAMPLE_MS,
-  RECONCILE_TIME_BUCKETS,
-  WORKQUEUE_DURATION_BUCKETS,
-  createMetrics,
-} from '../../src/observability/metrics.js';
+import { EventLoopSampler } from '../../src/observability/loopsampler.js';
+import { LONGEST_TIMER_MS } from '../../src/runtime/clock.js';
+import { fakeLoop } from '../support/eventloop.js';
+import { RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS, createMetrics } from '../../src/observability/metrics.js';
 import { VERSION } from '../../src/version.js';
 
 type Labels = Record<string, string | number>;
@@ -179,13 +177,28 @@ describe('metrics: leader election and process', () => {
     assert.ok(text.includes(`echoperator_build_info{version="${VERSION}"} 1`));
   });
 
-  it("samples the event loop every 100 ms, not prom-client's 10 ms that wakes an idle process 100 times a second", () => {
+  it("leaves prom-client's own event-loop monitor (a timer that wakes an idle process) unsampled, and feeds its seven gauges from the sampler", async () => {
     const monitor = mock.method(perfHooks, 'monitorEventLoopDelay');
+    const clock = new FakeClock();
+    const loop = fakeLoop(clock);
+    // Every 100 ms, idle or not, so that each tick is one sample.
+    const sampler = new EventLoopSampler({ clock, loopTimes: loop.loopTimes, periodMs: 100, idlePeriodMs: 100 });
     try {
-      createMetrics();
+      const { registry } = createMetrics({ eventLoopSampler: sampler });
       assert.equal(monitor.mock.callCount(), 1);
-      assert.deepEqual(monitor.mock.calls[0]!.arguments, [{ resolution: EVENT_LOOP_SAMPLE_MS }]);
-      assert.equal(EVENT_LOOP_SAMPLE_MS, 100);
+      assert.deepEqual(monitor.mock.calls[0]!.arguments, [{ resolution: LONGEST_TIMER_MS }], 'its first sample 24.8 days away');
+      await loop.idle(1000);
+      loop.block(250); // the next tick runs 150 ms late: 250 ms after the previous one
+      await clock.step(0);
+      const text = await registry.metrics();
+      const value = (stat: string): number => Number(new RegExp(`^nodejs_eventloop_lag_${stat}_seconds (\\S+)$`, 'm').exec(text)?.[1]);
+      for (const stat of ['min', 'max', 'mean', 'stddev', 'p50', 'p90', 'p99'])
+        assert.equal(text.match(new RegExp(`^# TYPE nodejs_eventloop_lag_${stat}_seconds gauge$`, 'gm'))?.length, 1, `${stat} once`);
+      assert.ok(Math.abs(value('min') - 0.1) < 1e-3, `min ${value('min')}`);
+      assert.ok(Math.abs(value('p50') - 0.1) < 1e-3, `p50 ${value('p50')}`);
+      assert.ok(Math.abs(value('max') - 0.25) < 1e-3, `max ${value('max')}`);
+      assert.ok(Number.isFinite(value('mean')) && Number.isFinite(value('stddev')) && value('p99') >= value('p90'));
+      assert.match(text, /^nodejs_eventloop_lag_seconds \S+$/m, "the lag measured at scrape is still prom-client's");
     } finally {
       monitor.mock.restore();
     }
