@@ -21,6 +21,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { checkDeadlinesOnlyWithConnections } from './connectionchecks.js';
 import { ConnectionGuard, connectionLimits, DEADLINE_CHECK_INTERVAL_MS, type ConnectionLimits } from './connectionlimits.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
@@ -117,6 +118,7 @@ export class HttpListener {
       ? createHttpsServer({ ...this.tls, ...TLS_CONTEXT, handshakeTimeout: limits.handshakeMs, ...deadlines }, handle)
       : createServer(deadlines, handle);
     this.guard = new ConnectionGuard(server, limits);
+    checkDeadlinesOnlyWithConnections(server, deadlines.connectionsCheckingInterval);
     await new Promise<void>((resolve, reject) => {
       const onError = (err: NodeJS.ErrnoException): void => reject(listenError(err, options, host));
       server.once('error', onError);
