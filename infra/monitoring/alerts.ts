@@ -9,7 +9,7 @@
  * being monitoring.rules.runbookUrl + `#<alert name lower-cased>` (a section of docs/runbooks.md);
  * the leader alerts exist only with ha.enabled, the certificate alert only with a
  * metrics.certSecret (a self-signed certificate is made anew at every start). Each threshold says
- * why it is what it is; test/unit/alerts-promtool.test.ts runs every alert through promtool, firing
+ * why it is what it is; test/e2e/alerts-promtool.test.ts runs every alert through promtool, firing
  * and not.
  */
 import type { ResolvedEchoperatorProps } from '../props.js';

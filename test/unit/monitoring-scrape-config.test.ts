@@ -1,18 +1,14 @@
 /**
  * The plain scrape config (infra/monitoring/scrape-config.ts): what it keeps, relabels and
- * verifies, refusals naming the settings, and Prometheus' own `promtool check config` accepting
- * it (Debian's prometheus package, installed when missing). The live test scrapes with it.
+ * verifies, and refusals naming the settings. Prometheus' own `promtool check config` accepting it
+ * is test/e2e/scrape-config-promtool.test.ts; the live test scrapes with it.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { plainScrapeConfig } from '../../infra/monitoring/scrape-config.js';
 import { resolveEchoperatorProps } from '../../infra/props.js';
-import { ensureDebianPackages } from '../../scripts/testbed/controlplane/node/host.js';
 import { substitutePanelVariables } from '../../scripts/lab/pictures/panels.js';
 
 const FILES = {
@@ -55,21 +51,6 @@ describe('plainScrapeConfig', () => {
     const skip = plainScrapeConfig(resolveEchoperatorProps({ monitoring: { insecureSkipVerify: true } }), FILES);
     assert.deepEqual(skip.tls_config, { insecure_skip_verify: true });
     assert.throws(() => plainScrapeConfig(r, { tokenFile: FILES.tokenFile }), /caFile/);
-  });
-
-  it("is accepted by Prometheus' promtool check config (with a file SD for the kubernetes SD)", (t) => {
-    ensureDebianPackages({ prometheus: 'promtool, to check the plain scrape config' }, (l) => t.diagnostic(l));
-    const dir = mkdtempSync(join(tmpdir(), 'scrape-config-'));
-    t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const files = { tokenFile: join(dir, 'token'), caFile: join(dir, 'ca.crt') };
-    for (const f of Object.values(files)) writeFileSync(f, 'x');
-    const file = join(dir, 'prometheus.yml');
-    // Debian's Prometheus is built without the kubernetes SD: the rest of the job is checked with a
-    // file SD in its place (the live test does the same, scripts/lab/pictures/discovery.ts).
-    const { kubernetes_sd_configs: _kubernetesSd, ...rest } = plainScrapeConfig(r, files);
-    writeFileSync(file, stringify({ scrape_configs: [{ ...rest, file_sd_configs: [{ files: [join(dir, 'targets.json')] }] }] }));
-    const checked = spawnSync('promtool', ['check', 'config', '--syntax-only', file], { encoding: 'utf8' });
-    assert.equal(checked.status, 0, `promtool: ${checked.stdout}${checked.stderr}`);
   });
 });
 
