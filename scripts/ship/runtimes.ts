@@ -22,6 +22,14 @@ import { cacheRoot } from './gobuild.js';
  */
 export const NODE_LINES = ['22.23.3', '24.21.0', '26.12.1'] as const;
 
+/**
+ * The main line: the image's (the Dockerfile's base, `nodejs24`), on which `npm test` makes its
+ * main run, `npm ci` of .ci/run installs, and the demo runs; the other lines run the unit tier after
+ * it. scripts/testbed/main-node.sh reads this line's text (it runs before `npm ci`, without tsx):
+ * keep it `export const MAIN_NODE_LINE ... = '<version>';`.
+ */
+export const MAIN_NODE_LINE: (typeof NODE_LINES)[number] = '24.21.0';
+
 /** The major of a Node version ('22.23.3' -> '22'). */
 export function nodeMajor(version: string): string {
   return version.replace(/^v/, '').split('.')[0]!;
@@ -63,6 +71,7 @@ export function denoBinary(): string {
  * The official binary of Node `version` (one of NODE_LINES), installed from npm on first use into
  * the cache; { reason } when it cannot be installed. Not safe to call for one version from two
  * processes at once the first time: callers that fan out (scripts/testbed/test.ts) install before they do.
+ * scripts/testbed/main-node.sh installs MAIN_NODE_LINE the same way, into the same folder.
  */
 export function nodeBinary(version: string): { path?: string; reason?: string } {
   const pkg = `node-${process.platform}-${process.arch}`;

@@ -12,9 +12,12 @@
  * A run of only unit files runs them in one process (scripts/testbed/unit-process.ts); with end-to-end
  * files, every file gets a process of its own, as `node --test` does.
  *
- * The unit files of the run also run on every other supported Node line (scripts/testbed/unit-lines.ts,
- * TEST_NODE_LINES), one line after another once the main run is done; the run fails if any line
- * fails, and the runner's summary is printed after them, so the run still ends with it.
+ * The main run is on this Node: `npm test` starts this file on the main line's (the image's,
+ * MAIN_NODE_LINE), through scripts/testbed/main-node.sh, which installs it when the machine's node
+ * is of another major; started on another line, the run says so. The unit files of the run also
+ * run on every other supported Node line (scripts/testbed/unit-lines.ts, TEST_NODE_LINES), one
+ * line after another once the main run is done; the run fails if any line fails, and the runner's
+ * summary is printed after them, so the run still ends with it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -27,7 +30,7 @@ import { machineLeftovers } from './controlplane/node/node.js';
 import { descendants, isZombie } from './controlplane/process.js';
 import { acquireControlPlane } from './controlplane/session.js';
 import { kubectlFor } from './kubectl.js';
-import { ensureBundle } from '../ship/runtimes.js';
+import { MAIN_NODE_LINE, ensureBundle, nodeMajor } from '../ship/runtimes.js';
 import { selectedLines, unitProcessArgs, unitTierOnLines } from './unit-lines.js';
 
 function testFiles(dir: string): string[] {
@@ -59,6 +62,10 @@ async function main(): Promise<void> {
   const isUnit = (f: string): boolean => relative('test', f).startsWith('unit');
   const needsCluster = files.some((f) => !isUnit(f));
   selectedLines(); // a bad TEST_NODE_LINES stops the run here, before a cluster starts
+  if (nodeMajor(process.versions.node) !== nodeMajor(MAIN_NODE_LINE))
+    console.error(
+      `tests: the main run is on Node ${process.versions.node}, not the main line (Node ${MAIN_NODE_LINE}, the image's): \`npm test\` runs it there`,
+    );
   const before = new Set(machineLeftovers());
   // On a signal: the test runner and every process under it, so that a stop reaches what the test
   // files started (an operator, a private control plane's etcd and kube-apiserver), which their

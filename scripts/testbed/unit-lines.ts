@@ -1,8 +1,9 @@
 /**
  * The unit tier on every supported Node line (NODE_LINES), for `npm test`: the main run is on this
- * machine's Node; each other line runs the same unit files with its own binary, one line after
- * another, after the main run (beside it they took CPU from the e2e tier's timing-sensitive
- * cases). A line whose major is this Node's is left out: the main run covers it.
+ * Node (the main line's, MAIN_NODE_LINE, when started by `npm test`); each other line runs the same
+ * unit files with its own binary, one line after another, after the main run (beside it they took
+ * CPU from the e2e tier's timing-sensitive cases). A line whose major is this Node's is left out:
+ * the main run covers it.
  *
  * TEST_NODE_LINES narrows it: unset runs every supported line; a comma-separated list of majors
  * (e.g. `26` or `24,26`) runs those; empty runs none. Anything else stops the run naming the

@@ -5,9 +5,8 @@
  * Why not `node --test`, which starts a process per file: in the unit tier that start (the tsx
  * loader and the module graph, loaded again by each of ~80 files) was most of the time: one
  * process runs the tier in about a third of the wall time (docs/benchmarks.md has no section for
- * it; the figures are in the commit). Node 22.8+ does the same with
- * `--test-isolation=none`, but Node 20 (this machine's) has no such flag, and one mechanism keeps
- * every line's run alike. Unit files share nothing a test leaves behind but the process itself:
+ * it; the figures are in the commit). Node does the same with `--test-isolation=none`, but Node 22
+ * has it only as `--experimental-test-isolation`, and one mechanism keeps every line's run alike. Unit files share nothing a test leaves behind but the process itself:
  * they must restore what they change (the environment, globals), as `node --test` never required.
  *
  * Usage: node --import tsx --test-reporter=spec scripts/testbed/unit-process.ts FILE...
