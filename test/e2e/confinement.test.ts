@@ -22,7 +22,7 @@ import { getScheduledEcho } from '../support/scheduledechos.js';
 type Confined = V1Job | V1CronJob;
 
 const isJob = (o: Confined): o is V1Job => o.kind === 'Job';
-const jobSpec = (o: Confined): V1JobSpec => (isJob(o) ? o.spec! : o.spec!.jobTemplate.spec!);
+const jobSpec = (o: Confined): V1JobSpec => (isJob(o) ? o.spec! : o.spec.jobTemplate.spec!);
 const podSpec = (o: Confined): V1PodSpec => jobSpec(o).template.spec!;
 const container = (o: Confined): V1Container => podSpec(o).containers[0]!;
 
@@ -209,7 +209,7 @@ test("the operator's token may update and delete only the Jobs and CronJobs its 
   ]);
   assert.notEqual(patched.code, 0);
   assert.match(patched.stderr, refusal(policy, 'image'));
-  const reapplied = applyAsOperator(reshaped(cronJob, (c) => (c.spec!.schedule = '@daily')));
+  const reapplied = applyAsOperator(reshaped(cronJob, (c) => (c.spec.schedule = '@daily')));
   assert.equal(reapplied.code, 0, reapplied.stderr);
 
   // Not the operator's: a suspended Job and CronJob an admin made (no pod runs), of the operator's

@@ -32,7 +32,7 @@ test('every CronJob field the operator owns is restored after a hand edit: suspe
   const { ns } = await operatorIn(t, 'cj-drift', { JOB_IMAGE: IMAGE });
   scheduledEcho(ns, 'tick');
   const cj = await eventually('the CronJob', () => cronJob(ns, 'tick'));
-  const spec = cj.spec!;
+  const spec = cj.spec;
   const owned = { suspend: spec.suspend, timeZone: spec.timeZone, startingDeadlineSeconds: spec.startingDeadlineSeconds };
   assert.deepEqual(owned, { suspend: false, timeZone: 'Etc/UTC', startingDeadlineSeconds: owned.startingDeadlineSeconds });
   assert.ok(owned.startingDeadlineSeconds! > 0, 'a deadline is set');
@@ -48,7 +48,7 @@ test('every CronJob field the operator owns is restored after a hand edit: suspe
   for (const [what, patch] of handEdits) {
     kubectlOk(['patch', 'cronjob', 'tick', ...patch], { namespace: ns });
     await eventually(`${what}: reverted`, () => {
-      const now = cronJob(ns, 'tick')!.spec!;
+      const now = cronJob(ns, 'tick')!.spec;
       return (
         now.suspend === false &&
         now.timeZone === 'Etc/UTC' &&
@@ -64,11 +64,11 @@ test('every CronJob field the operator owns is restored after a hand edit: suspe
 function assertLaterVersionPrunes(ns: string, se: ScheduledEcho): void {
   const next: V1CronJob = desiredCronJob({ ...se, kind: 'ScheduledEcho' }, IMAGE);
   delete next.metadata!.labels!['app.kubernetes.io/component'];
-  delete next.spec!.timeZone;
+  delete next.spec.timeZone;
   kubectlOk(['apply', '--server-side', `--field-manager=${FIELD_MANAGER}`, '-f', '-'], { namespace: ns, input: JSON.stringify(next) });
   const after = cronJob(ns, 'tick')!;
   assert.equal(after.metadata!.labels!['app.kubernetes.io/component'], undefined, 'the label is pruned');
-  assert.equal(after.spec!.timeZone, undefined, 'spec.timeZone is pruned');
+  assert.equal(after.spec.timeZone, undefined, 'spec.timeZone is pruned');
   assert.equal(after.metadata!.labels!['app.kubernetes.io/managed-by'], 'echoperator', 'what is still applied stays');
 }
 
@@ -95,8 +95,8 @@ test('a CronJob an earlier version created by POST passes into apply ownership, 
   // As the earlier version made it: a POST (an Update entry of the operator's field manager),
   // without the fields this version also owns.
   const earlier: V1CronJob = desiredCronJob({ ...se, kind: 'ScheduledEcho' }, IMAGE);
-  delete earlier.spec!.timeZone;
-  delete earlier.spec!.startingDeadlineSeconds;
+  delete earlier.spec.timeZone;
+  delete earlier.spec.startingDeadlineSeconds;
   kubectlOk(['create', `--field-manager=${FIELD_MANAGER}`, '-f', '-'], { namespace: ns, input: JSON.stringify(earlier) });
   assert.deepEqual(operatorEntries(cronJob(ns, 'tick')!), ['Update']);
 
@@ -104,7 +104,7 @@ test('a CronJob an earlier version created by POST passes into apply ownership, 
   await waitReady(op);
   await eventually('the CronJob owned by one apply entry, with the fields this version sets', () => {
     const cj = cronJob(ns, 'tick')!;
-    return cj.spec!.timeZone === 'Etc/UTC' && operatorEntries(cj).join() === 'Apply';
+    return cj.spec.timeZone === 'Etc/UTC' && operatorEntries(cj).join() === 'Apply';
   });
   assert.equal(await op.stop('SIGTERM'), 0);
   assertLaterVersionPrunes(ns, se);

@@ -250,7 +250,7 @@ test(
       'the CronJob',
       () => listItems<V1CronJob>(['get', 'cronjobs', '-l', 'mmontes.io/scheduledecho=odd-schedule'], { namespace: ns })[0],
     );
-    assert.deepEqual(cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!.command, [
+    assert.deepEqual(cronJob.spec.jobTemplate.spec!.template.spec!.containers[0]!.command, [
       'printf',
       '%s\\n',
       kubeletEscaped(odd['max-ascii']!),

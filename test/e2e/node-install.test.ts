@@ -162,7 +162,7 @@ test(
     assert.equal(k.json<V1Namespace>(['get', 'namespace', NS]).metadata!.labels!['pod-security.kubernetes.io/enforce'], 'restricted');
     // The default install confines its ServiceAccount: everything below runs under the policy.
     const policy = k.json<V1ValidatingAdmissionPolicyBinding>(['get', 'validatingadmissionpolicybinding', 'echoperator-confinement']);
-    assert.deepEqual(policy.spec!.validationActions, ['Deny']);
+    assert.deepEqual(policy.spec.validationActions, ['Deny']);
     const [pod] = await eventually('the operator pod Ready', () => readyOperatorPods(k).length === 1 && readyOperatorPods(k));
     assert.equal(pod!.spec!.containers[0]!.readinessProbe!.httpGet!.path, '/readyz');
     assert.ok(

@@ -167,7 +167,7 @@ test(
       listItems<V1Job>(['get', 'jobs', '-l', ECHO_LABEL], { namespace: ns }).map((j) => [j.metadata!.labels![ECHO_LABEL]!, j]),
     );
     const differing = [...scheduledMessages.keys()].filter((key) => {
-      const scheduled = cronJobs.get(key)!.spec!.jobTemplate.spec!.template.spec!.containers;
+      const scheduled = cronJobs.get(key)!.spec.jobTemplate.spec!.template.spec!.containers;
       const once = echoJobs.get(`m-${key.slice(2)}`)?.spec!.template.spec!.containers;
       return JSON.stringify(printing(scheduled)) !== JSON.stringify(once && printing(once));
     });
@@ -197,7 +197,7 @@ const printing = (containers: V1Container[]) =>
 
 /** The Job `kubectl create job --from=cronjob/NAME` makes: the CronJob's job template, owned (not controlled) by it. */
 function jobFrom(cronJob: V1CronJob): V1Job {
-  const template = cronJob.spec!.jobTemplate;
+  const template = cronJob.spec.jobTemplate;
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',

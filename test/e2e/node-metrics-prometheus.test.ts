@@ -100,7 +100,7 @@ test(
     assert.ok(slice, 'a ready endpoint behind the metrics Service');
     const port = slice.ports?.[0];
     assert.equal(port?.name, 'https');
-    const target = `${slice.endpoints.find((p) => p.conditions?.ready)?.addresses[0]}:${port?.port}`;
+    const target = `${slice.endpoints?.find((p) => p.conditions?.ready)?.addresses[0]}:${port?.port}`;
     const job = (name: string, token: string) => ({
       job_name: name,
       scheme: 'https',

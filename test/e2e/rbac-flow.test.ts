@@ -42,7 +42,7 @@ async function flow(t: TestContext, ha: boolean): Promise<void> {
     kubectlOk(['patch', 'cronjob', 'tick', '--type=merge', '-p', '{"spec":{"schedule":"*/7 * * * *"}}'], { namespace: watched });
     await eventually(
       'the hand-edited schedule restored',
-      () => kubectlJson<V1CronJob>(['get', 'cronjob', 'tick'], { namespace: watched }).spec!.schedule === '*/5 * * * *',
+      () => kubectlJson<V1CronJob>(['get', 'cronjob', 'tick'], { namespace: watched }).spec.schedule === '*/5 * * * *',
     );
     // A new message deletes the previous run's Job.
     kubectlOk(['patch', 'echo', 'hi', '--type=merge', '-p', '{"spec":{"message":"again"}}'], { namespace: watched });

@@ -139,7 +139,7 @@ test('schedule "61 * * * *": Stalled with the server\'s message, no retry, one W
   });
   assert.equal(condition(ready, 'Stalled'), undefined, 'Stalled removed');
   assert.equal(ready.status!.observedGeneration, ready.metadata.generation);
-  assert.equal(kubectlJson<V1CronJob>(['get', 'cronjob', 'tick'], { namespace: ns }).spec!.schedule, '1 * * * *');
+  assert.equal(kubectlJson<V1CronJob>(['get', 'cronjob', 'tick'], { namespace: ns }).spec.schedule, '1 * * * *');
 });
 
 /** Passes over a stalled object (a 5 s resync reconciles it again and again): they write nothing, record no Event. */

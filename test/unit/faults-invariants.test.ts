@@ -249,8 +249,8 @@ describe('one-cronjob and cronjob-matches-spec', () => {
   it('is quiet on one matching CronJob (Etc/UTC for an unset zone) and a status naming it', () => {
     assert.deepEqual(run([], { scheduledEchos: [se], cronJobs: [cronJob()] }), []);
     const goStyle = cronJob();
-    goStyle.spec!.timeZone = undefined;
-    goStyle.spec!.jobTemplate.spec!.template.spec!.containers[0]!.command = ['echo', 'tick'];
+    goStyle.spec.timeZone = undefined;
+    goStyle.spec.jobTemplate.spec!.template.spec!.containers[0]!.command = ['echo', 'tick'];
     assert.deepEqual(run([], { scheduledEchos: [se], cronJobs: [goStyle] }), []);
   });
 
@@ -262,10 +262,10 @@ describe('one-cronjob and cronjob-matches-spec', () => {
 
   it('fires on a CronJob behind its spec (schedule, time zone, suspension, message), and on a status behind', () => {
     const edits: ((c: V1CronJob) => void)[] = [
-      (c) => (c.spec!.schedule = '*/1 * * * *'),
-      (c) => (c.spec!.timeZone = 'Europe/Madrid'),
-      (c) => (c.spec!.suspend = true),
-      (c) => (c.spec!.jobTemplate.spec!.template.spec!.containers[0]!.command = ['printf', '%s\\n', 'tock']),
+      (c) => (c.spec.schedule = '*/1 * * * *'),
+      (c) => (c.spec.timeZone = 'Europe/Madrid'),
+      (c) => (c.spec.suspend = true),
+      (c) => (c.spec.jobTemplate.spec!.template.spec!.containers[0]!.command = ['printf', '%s\\n', 'tock']),
     ];
     for (const edit of edits) {
       const c = cronJob();

@@ -187,14 +187,14 @@ describe('upgrading objects whose message holds a $', () => {
     const se = structuredClone(fixture.scheduledEchos.find((s) => s.metadata.name === 'madrid')!);
     se.spec.message = message;
     const cronJob = structuredClone(fixture.cronJobs.find((c) => c.metadata?.uid && c.metadata.name === 'madrid')!);
-    cronJob.spec!.jobTemplate.spec!.template.spec!.containers[0]!.command = previousCommand;
+    cronJob.spec.jobTemplate.spec!.template.spec!.containers[0]!.command = previousCommand;
     const client = new FakeClient();
     client.add(SCHEDULED_ECHOS, se);
     client.add(CRONJOBS, cronJob);
     const key = `${se.metadata.namespace}/${se.metadata.name}`;
     assert.deepEqual(await reconcileTwice(client, 'scheduledecho', key), [`apply cronjobs ${key}`]);
     const written = client.stored(CRONJOBS, key)!;
-    assert.deepEqual(written.spec!.jobTemplate.spec!.template.spec!.containers[0]!.command, echoCommand(message));
+    assert.deepEqual(written.spec.jobTemplate.spec!.template.spec!.containers[0]!.command, echoCommand(message));
     assert.equal(client.all(JOBS).length, 0, 'no Job: the next run is the schedule’s');
   });
 

@@ -139,7 +139,10 @@ describe("a ScheduledEcho's readiness", () => {
     spec: { message: 'hi', schedule: '*/1 * * * *' },
     ...(status ? { status } : {}),
   });
-  const cronJob: V1CronJob = { status: { lastScheduleTime: new Date('2026-01-01T00:01:00Z') } };
+  const cronJob: V1CronJob = {
+    spec: { schedule: '*/1 * * * *', jobTemplate: {} },
+    status: { lastScheduleTime: new Date('2026-01-01T00:01:00Z') },
+  };
 
   it('is Ready once its CronJob is in place (Ready alone: it has no phase of its own progress)', () => {
     const status = scheduledEchoStatus(se(), 'tick', cronJob, clock('2026-01-01T00:01:05Z'));
@@ -178,7 +181,12 @@ describe('a stalled object (a refusal only a change can cure) reads Failed', () 
       metadata: { name: 'tick', namespace: 'ns', uid: 'u', generation: 2 },
       spec: { message: 'hi', schedule: '61 * * * *' },
       // What an earlier generation left: Ready.
-      status: scheduledEchoStatus({ ...se0(), metadata: { ...se0().metadata, generation: 1 } }, 'tick', {}, clock('2026-01-01T00:00:00Z')),
+      status: scheduledEchoStatus(
+        { ...se0(), metadata: { ...se0().metadata, generation: 1 } },
+        'tick',
+        { spec: { schedule: '61 * * * *', jobTemplate: {} } },
+        clock('2026-01-01T00:00:00Z'),
+      ),
     };
     const status = stalledStatus(se.status, 'Ready', stall, 2, clock('2026-01-01T00:00:05Z'));
     assert.equal(kstatusOf({ ...se, status }), 'Failed');

@@ -108,7 +108,7 @@ describe('ScheduledEchoReconciler', () => {
     s.client.add(CRONJOBS, {
       ...created,
       metadata: { ...created.metadata, resourceVersion: '500' },
-      spec: { ...created.spec!, schedule: '5 * * * *' },
+      spec: { ...created.spec, schedule: '5 * * * *' },
     });
     s.caughtUp();
     const writes = s.client.writes.length;

@@ -21,7 +21,7 @@ describe('ScheduledEcho spec.timeZone', () => {
   it("a ScheduledEcho without it (the Go echoperator's) gets the same CronJob as before: Etc/UTC, same fields, same order", () => {
     const cj = desiredCronJob(se({ message: 'hi', schedule: '0 9 * * *' }), 'busybox:1.37');
     assert.equal(CRONJOB_TIME_ZONE, 'Etc/UTC');
-    assert.deepEqual(Object.entries(cj.spec!).slice(0, 7), [
+    assert.deepEqual(Object.entries(cj.spec).slice(0, 7), [
       ['schedule', '0 9 * * *'],
       ['timeZone', 'Etc/UTC'],
       ['startingDeadlineSeconds', 300],
@@ -30,7 +30,7 @@ describe('ScheduledEcho spec.timeZone', () => {
       ['successfulJobsHistoryLimit', 3],
       ['failedJobsHistoryLimit', 1],
     ]);
-    assert.deepEqual(Object.keys(cj.spec!), [
+    assert.deepEqual(Object.keys(cj.spec), [
       'schedule',
       'timeZone',
       'startingDeadlineSeconds',
@@ -45,7 +45,7 @@ describe('ScheduledEcho spec.timeZone', () => {
   it('is passed to the CronJob, and changes nothing else', () => {
     const utc = desiredCronJob(se({ message: 'hi', schedule: '0 9 * * *' }), 'busybox:1.37');
     const madrid = desiredCronJob(se({ message: 'hi', schedule: '0 9 * * *', timeZone: 'Europe/Madrid' }), 'busybox:1.37');
-    assert.equal(madrid.spec!.timeZone, 'Europe/Madrid');
+    assert.equal(madrid.spec.timeZone, 'Europe/Madrid');
     assert.equal(JSON.stringify(madrid).replace('Europe/Madrid', 'Etc/UTC'), JSON.stringify(utc));
   });
 

@@ -174,8 +174,8 @@ export interface CronJobSummary extends OwnedSummary {
 export function cronJobs(k: Kubectl): CronJobSummary[] {
   return k.json<{ items: V1CronJob[] }>(['get', 'cronjobs', '-A', '-o', 'json']).items.map((c) => ({
     ...summary(c),
-    schedule: c.spec!.schedule,
-    timeZone: c.spec!.timeZone,
+    schedule: c.spec.schedule,
+    timeZone: c.spec.timeZone,
     containers: (c.spec?.jobTemplate.spec?.template.spec?.containers ?? []).map((x) => ({ name: x.name, command: x.command ?? [] })),
     lastScheduleTime: c.status?.lastScheduleTime as unknown as string | undefined,
   }));
