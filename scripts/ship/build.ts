@@ -1,7 +1,7 @@
 /**
  * `npm run build`: the operator as ONE minified CommonJS file, dist/bundle/echoperator.js (plus
- * its source map), which runs with no node_modules on Node >= 20, on Deno 2, inside the container
- * image and, unchanged, as the main script of the single executable (`npm run build:sea`).
+ * its source map), which runs with no node_modules on Node 22, 24 and 26, on Deno 2, inside the
+ * container image and, unchanged, as the main script of the single executable (`npm run build:sea`).
  *
  * Why CommonJS and not ESM: a Node single executable only runs a CommonJS main script; a CJS bundle
  * needs no createRequire banner for the `require('node:...')` calls of the CJS packages inside it;
@@ -13,12 +13,9 @@
  * bundle-clientnode.ts: ~415 KiB instead of ~870, and 12 MiB less RSS idle).
  *
  * What the bundle leaves out (see STUBS): client-node's optional native helpers (bufferutil,
- * utf-8-validate), supports-color and node-fetch's `encoding` become a stub that throws
- * MODULE_NOT_FOUND, which their guarded `try { require(...) } catch {}` already expects, so the
- * bundle never looks in the file system for a module (a single executable could not load one).
- * node-fetch's `whatwg-url` becomes the runtime's own URL: node-fetch only falls back to it where
- * `require('url').URL` is missing (never on Node >= 10 or Deno), and it would bring tr46's 260 KB
- * table and Node's deprecated `punycode` builtin, which warns on Node 22+ and Deno.
+ * utf-8-validate) and supports-color become a stub that throws MODULE_NOT_FOUND, which their
+ * guarded `try { require(...) } catch {}` already expects, so the bundle never looks in the file
+ * system for a module (a single executable could not load one).
  *
  * The version comes from package.json, or ECHOPERATOR_VERSION for a release build, through the
  * `__ECHOPERATOR_VERSION__` define (see src/version.ts). dist/manifests/ belongs to cdk8s: never
@@ -45,8 +42,6 @@ const STUBS: Record<string, string> = {
   bufferutil: missing('bufferutil'),
   'utf-8-validate': missing('utf-8-validate'),
   'supports-color': missing('supports-color'),
-  encoding: missing('encoding'),
-  'whatwg-url': "exports.URL = require('node:url').URL;",
 };
 
 const stubs: esbuild.Plugin = {
