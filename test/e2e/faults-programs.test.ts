@@ -1,9 +1,9 @@
 /**
  * The fault campaign's programs (scripts/lab/faults/programs/programs.ts) on a private control plane
- * without a node: for ours and the controller-runtime peer, the RBAC a program states is enough
+ * without a node: for ours and both controller-runtime peers (naive, advised), the RBAC a program states is enough
  * to run it as its ServiceAccount (a token of that account, so RBAC is enforced as for the
  * campaign's impersonating proxy), one replica becomes ready, takes the Lease under its replica
- * name, makes an Echo's Job, and ends when killed; and a mutant builds and becomes ready.
+ * name, makes an Echo's Job and records it in the Echo's status, and ends when killed; and a mutant builds and becomes ready.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -23,10 +23,11 @@ let cp: PrivateControlPlane | undefined;
 const byName = new Map<string, Program>();
 const tmp = mkdtempSync(join(tmpdir(), 'echoperator-fault-programs-'));
 const MUTANT = 'mutant:no-read-your-writes';
+const PEERS = ['controller-runtime-naive', 'controller-runtime-advised'];
 
 before(async () => {
   // Built first (cached after the first run), so the control plane is not kept waiting.
-  for (const p of await programs(['echoperator', 'controller-runtime', MUTANT])) byName.set(p.name, p);
+  for (const p of await programs(['echoperator', ...PEERS, MUTANT])) byName.set(p.name, p);
   cp = await startPrivateControlPlane({ node: false });
   cp.installCrds();
 });
@@ -54,7 +55,7 @@ function asServiceAccount(program: Program, namespace: string): string {
 }
 
 describe('fault campaign programs', () => {
-  for (const name of ['echoperator', 'controller-runtime']) {
+  for (const name of ['echoperator', ...PEERS]) {
     it(`${name}: ready as its ServiceAccount, leads, makes an Echo's Job, ends when killed`, async () => {
       const program = byName.get(name)!;
       const namespace = `programs-${name}`;
@@ -76,6 +77,11 @@ describe('fault campaign programs', () => {
             k
               .json<KubeList<V1Job>>(['get', 'jobs', '-n', namespace])
               .items.some((j) => j.metadata?.ownerReferences?.some((r) => r.controller && r.uid === uid)),
+          60_000,
+        );
+        await eventually(
+          `${name} to name the Job in the Echo's status`,
+          () => Boolean(k.json<Echo>(['get', 'echo', 'hello', '-n', namespace]).status?.jobName),
           60_000,
         );
         assert.doesNotMatch(p.output(), /forbidden/i, 'every request the program made was allowed');

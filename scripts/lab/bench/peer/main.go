@@ -11,6 +11,7 @@
 // (busybox:1.37), HEALTH_PORT (/readyz answers 200 once the Echo and Job caches synced),
 // METRICS_PORT (controller-runtime's metrics, the names the operator exports too) and LOG_LEVEL.
 // Leader election is off unless LEADER_ELECTION=true (leaderelection.go, for the fault campaign).
+// PEER_STYLE picks the reconciler's style: naive (default) or advised (reconciler.go, advised.go).
 package main
 
 import (
@@ -99,6 +100,13 @@ func main() {
 	// The core/v1 Events recorder (deprecated since v0.23 for events.k8s.io/v1): the operator
 	// writes core/v1 Events, so both write the same objects and the bench counts them alike.
 	r := &EchoReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("echoperator-peer"), JobImage: env("JOB_IMAGE", "busybox:1.37")} //nolint:staticcheck
+	switch style := env("PEER_STYLE", "naive"); style {
+	case "naive":
+	case "advised":
+		r.Advised, r.APIReader = true, mgr.GetAPIReader()
+	default:
+		fail("PEER_STYLE must be naive or advised, got %q", style)
+	}
 	must(ctrl.NewControllerManagedBy(mgr).
 		Named("echo").
 		For(&Echo{}).

@@ -4,9 +4,18 @@ package main
 // the manager's cache, create the Job that is missing, delete a previous message's Job, patch
 // the status when it changed, and record the same Events as the operator (JobCreated,
 // PreviousRunDeleted, RunSucceeded/RunFailed, ReconcileFailed).
+//
+// Two styles (PEER_STYLE), the same in everything else:
+//   - naive (the default, what the benchmarks run): the cached Echo is the only memory of a run,
+//     and status is a merge patch without the resourceVersion;
+//   - advised (advised.go): as controller-runtime's docs and the kubebuilder book advise for a
+//     controller whose action must not repeat: uncached reads (the manager's APIReader) where the
+//     cache may be stale, the run claimed in status with an optimistic lock (an update carrying
+//     the resourceVersion) before the create, and every status write so locked.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -35,6 +44,9 @@ type EchoReconciler struct {
 	client.Client
 	Recorder record.EventRecorder
 	JobImage string
+	// Advised: the advised style (advised.go); APIReader reads past the cache (mgr.GetAPIReader()).
+	Advised   bool
+	APIReader client.Reader
 }
 
 func (r *EchoReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -46,6 +58,10 @@ func (r *EchoReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, nil
 	}
 	if err := r.reconcile(ctx, &echo); err != nil {
+		if errors.Is(err, errCacheBehind) {
+			// The server has a newer Echo than the cache: wait for the cache, as the docs advise.
+			return ctrl.Result{RequeueAfter: cacheBehindRetry}, nil
+		}
 		if !apierrors.IsConflict(err) && !apierrors.IsTooManyRequests(err) {
 			r.reportFailure(ctx, &echo, err)
 		}
@@ -61,11 +77,18 @@ func (r *EchoReconciler) reconcile(ctx context.Context, echo *Echo) error {
 		return err
 	}
 	var job *batchv1.Job
+	checked := false
 	for i := range owned.Items {
 		j := &owned.Items[i]
 		if j.Name == jobName {
 			job = j
 			continue
+		}
+		if !checked {
+			if err := r.confirmFresh(ctx, echo, "delete"); err != nil {
+				return err
+			}
+			checked = true
 		}
 		err := r.Delete(ctx, j, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &j.UID})
 		if client.IgnoreNotFound(err) != nil {
@@ -74,6 +97,13 @@ func (r *EchoReconciler) reconcile(ctx context.Context, echo *Echo) error {
 		if err == nil {
 			r.Recorder.Eventf(echo, corev1.EventTypeNormal, "PreviousRunDeleted", "Deleted Job %s of the previous message", j.Name)
 		}
+	}
+	if job == nil && r.Advised {
+		live, err := r.claimRun(ctx, echo, jobName)
+		if err != nil {
+			return err
+		}
+		job = live
 	}
 	if job == nil && echo.Status.JobName == jobName && isFinished(echo.Status.Phase) {
 		return nil // the run happened and its Job was removed since: do not repeat it
@@ -91,7 +121,7 @@ func (r *EchoReconciler) reconcile(ctx context.Context, echo *Echo) error {
 	}
 	before := echo.DeepCopy()
 	echo.Status = desired
-	if err := r.Status().Patch(ctx, echo, client.MergeFrom(before)); err != nil {
+	if err := r.writeStatus(ctx, echo, before); err != nil {
 		return err
 	}
 	if desired.Phase != before.Status.Phase {

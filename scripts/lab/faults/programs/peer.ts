@@ -1,10 +1,15 @@
 /**
- * The controller-runtime peer (scripts/lab/bench/peer, Echo only) as the campaign runs it: its opt-in
+ * The controller-runtime peers (scripts/lab/bench/peer, Echo only), two styles of one reconciler
+ * written here on controller-runtime v0.25.2 (PEER_STYLE): `controller-runtime-naive` (its cached
+ * status the only memory of a run, status merge-patched without the resourceVersion) and
+ * `controller-runtime-advised` (as controller-runtime's docs advise: uncached reads through the
+ * APIReader before a create, the run claimed in status with an optimistic lock first, status
+ * updates carrying the resourceVersion; peer/advised.go). Each as the campaign runs it: its opt-in
  * leader election on (LEADER_ELECTION=true, controller-runtime's elector, the identity HA_NODE_ID)
  * with the same lease timing as ours, watching the schedule's namespace only.
  *
  * Its RBAC is what its code calls, as a kubebuilder project's markers would grant it: read Echos,
- * merge-patch their status, update their finalizers (its Jobs' owner references set
+ * merge-patch (naive) or update (advised) their status, update their finalizers (its Jobs' owner references set
  * blockOwnerDeletion, which the OwnerReferencesPermissionEnforcement admission plugin checks that
  * way), read, create and delete Jobs, record core/v1 Events (create, and patch to count repeats),
  * and the Lease (client-go's LeaseLock: create, then get and update by name).
@@ -23,16 +28,18 @@ const SERVICE_ACCOUNT = 'echoperator-peer';
 
 const PEER_RULES: PolicyRule[] = [
   { apiGroups: ['mmontes.io'], resources: ['echos'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: ['mmontes.io'], resources: ['echos/status'], verbs: ['patch'] },
+  { apiGroups: ['mmontes.io'], resources: ['echos/status'], verbs: ['patch', 'update'] },
   { apiGroups: ['mmontes.io'], resources: ['echos/finalizers'], verbs: ['update'] },
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
-export function controllerRuntimeProgram(argv: readonly string[]): Program {
+export type PeerStyle = 'naive' | 'advised';
+
+export function controllerRuntimeProgram(argv: readonly string[], style: PeerStyle): Program {
   const replicas = probedReplicas();
   return {
-    name: 'controller-runtime',
+    name: `controller-runtime-${style}`,
     kinds: ['Echo'],
     leaderElection: true,
     lease: OUR_LEASE,
@@ -52,6 +59,7 @@ export function controllerRuntimeProgram(argv: readonly string[]): Program {
         HEALTH_PORT: String(healthPort),
         METRICS_PORT: String(metricsPort),
         LOG_LEVEL: 'info',
+        PEER_STYLE: style,
         ...env,
       }));
     },

@@ -23,14 +23,16 @@ export { MUTANTS } from '../mutants/mutants.js';
 /** Every name programs() accepts. */
 export const PROGRAM_NAMES: readonly string[] = [
   'echoperator',
-  'controller-runtime',
+  'controller-runtime-naive',
+  'controller-runtime-advised',
   'go-echoperator',
   ...MUTANTS.map((m) => `mutant:${m}`),
 ];
 
 async function program(name: string): Promise<Program> {
   if (name === 'echoperator') return echoperatorProgram(name, (await operatorCommand()).argv);
-  if (name === 'controller-runtime') return controllerRuntimeProgram((await peerCommand()).argv);
+  if (name === 'controller-runtime-naive' || name === 'controller-runtime-advised')
+    return controllerRuntimeProgram((await peerCommand()).argv, name === 'controller-runtime-naive' ? 'naive' : 'advised');
   if (name === 'go-echoperator') return goEchoperatorProgram(goEchoperatorBinary());
   if (name.startsWith('mutant:') && PROGRAM_NAMES.includes(name)) {
     const bundle = buildMutant(name.slice('mutant:'.length));

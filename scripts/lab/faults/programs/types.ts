@@ -19,7 +19,7 @@ export interface ProgramProcess {
 }
 
 export interface Program {
-  /** 'echoperator' | 'controller-runtime' | 'go-echoperator' | 'mutant:<name>' */
+  /** 'echoperator' | 'controller-runtime-naive' | 'controller-runtime-advised' | 'go-echoperator' | 'mutant:<name>' */
   name: string;
   kinds: ('Echo' | 'ScheduledEcho')[];
   /** Whether HA (a Lease) is supported: its replicas elect a leader on LEASE_NAME. */
