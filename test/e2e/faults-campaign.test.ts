@@ -22,10 +22,11 @@ const PER_CLASS = 2;
 /**
  * A mutant and schedules of the campaign of SEED, played in turn until one catches it: whether a
  * given schedule does depends on timing (which reconcile the kill or the takeover interrupts), so
- * the sample, like the campaign's mutant scoring, stops at the first that does.
+ * the sample stops at the first that does (the campaign plays every schedule of the mutant's
+ * classes with two seeds and reports its kill rate).
  */
 const MUTANT = {
-  name: 'mutant:no-index-check',
+  name: 'mutant:nondeterministic-name',
   schedules: ['stale.echo-basic.0', 'intermediate.echo-basic.2', 'stale.echo-basic.1', 'stale.mixed.0'],
 };
 

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { applyMutant, headTree, MUTANTS, MUTANTS_DIR, mutantPatch } from '../../scripts/lab/faults/mutants/mutants.js';
+import { applyMutant, headTree, MUTANT_CLASSES, MUTANTS, MUTANTS_DIR, mutantPatch } from '../../scripts/lab/faults/mutants/mutants.js';
 
 describe('fault campaign mutants', () => {
   it('MUTANTS names exactly the patch files', () => {
@@ -19,7 +19,12 @@ describe('fault campaign mutants', () => {
     assert.deepEqual(files.map((f) => f.slice(0, -'.patch'.length)).sort(), [...MUTANTS].sort());
   });
 
-  it('each patch changes src/ only, and marks every change with its name', () => {
+  it('has at least 8 mutants, each aimed at a fault class', () => {
+    assert.ok(MUTANTS.length >= 8);
+    for (const name of MUTANTS) assert.ok(MUTANT_CLASSES[name].length > 0, name);
+  });
+
+  it('each patch changes src/ only, in one hunk, and marks it with its name', () => {
     for (const name of MUTANTS) {
       const patch = readFileSync(mutantPatch(name), 'utf8');
       const files = [...patch.matchAll(/^\+\+\+ b\/(\S+)/gm)].map((m) => m[1]!);
@@ -27,6 +32,7 @@ describe('fault campaign mutants', () => {
       for (const f of files) assert.match(f, /^src\//, `${name} touches ${f}`);
       const hunks = patch.split(/^@@/m).slice(1);
       for (const hunk of hunks) assert.match(hunk, new RegExp(`^\\+.*MUTANT ${name}:`, 'm'), `${name}: a hunk without its marker`);
+      assert.equal(hunks.length, 1, `${name}: one change, one bug alone`);
     }
   });
 

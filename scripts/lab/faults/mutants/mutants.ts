@@ -17,9 +17,37 @@ import { fileURLToPath } from 'node:url';
 import { cacheRoot } from '../../../ship/gobuild.js';
 import { log } from '../../bench/log.js';
 import { ROOT } from '../programs/replica.js';
+import type { FaultClass } from '../programs/types.js';
 
-/** The bugs, one per patch file: the unit test holds this list equal to the folder. */
-export const MUTANTS = ['no-index-check', 'no-read-your-writes', 'write-after-renew-deadline', 'trust-watch-after-gap'] as const;
+/**
+ * The bugs, one per patch file (one hunk each: one bug alone), and the fault classes whose
+ * schedules are meant to find it: a mutant is scored against the whole of those classes, and its
+ * kill rate is the share of their effective schedules that found a violation. The unit test holds
+ * this list equal to the folder.
+ */
+export const MUTANT_CLASSES = {
+  /** No look in the Jobs cache for this generation's Job (the deterministic name and AlreadyExists may stand in for it). */
+  'no-index-check': ['stale', 'intermediate'],
+  /** The Job's name carries the process id: two replicas name one run's Job apart. */
+  'nondeterministic-name': ['stale', 'intermediate'],
+  /** A run starts on the cache's word, without the conditional claim confirming it. */
+  'no-read-your-writes': ['stale'],
+  /** A previous message's Job is deleted on the cache's word, without the live check. */
+  'no-live-check-before-delete': ['stale'],
+  /** Status written without the resourceVersion: the claim no longer fails on a stale copy. */
+  'status-without-rv': ['stale', 'intermediate'],
+  /** No fence at the renew deadline. */
+  'write-after-renew-deadline': ['partition'],
+  /** The fence is there, but falls a lease duration after the renew deadline. */
+  'late-fence': ['partition'],
+  /** A renewal retried after Retry-After dates the hold from its first try (the bug overload found). */
+  'hold-from-first-try': ['overload'],
+  /** A 410 resumes the watch from the server's current resourceVersion instead of re-listing. */
+  'trust-watch-after-gap': ['unobserved'],
+} as const satisfies Record<string, readonly FaultClass[]>;
+
+export type MutantName = keyof typeof MUTANT_CLASSES;
+export const MUTANTS = Object.keys(MUTANT_CLASSES) as MutantName[];
 
 export const MUTANTS_DIR = join(dirname(fileURLToPath(import.meta.url)), 'patches');
 
