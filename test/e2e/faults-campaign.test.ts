@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { installCrds, openEnv, runCleanups, type BenchEnv } from '../../scripts/lab/bench/common.js';
 import { countWrites, playAll, runnerEnv } from '../../scripts/lab/faults/campaign.js';
+import { serveJobWatchesFromEtcd } from '../../scripts/lab/faults/runner/controlplane.js';
 import { programs } from '../../scripts/lab/faults/programs/programs.js';
 import { violationLines } from '../../scripts/lab/faults/report.js';
 import type { RunnerEnv } from '../../scripts/lab/faults/runner/runner.js';
@@ -37,6 +38,7 @@ before(async () => {
   bench = await openEnv({ privateCluster: true });
   await installCrds(bench);
   env = runnerEnv(bench, await programs(['echoperator']));
+  await serveJobWatchesFromEtcd(env.state, env.log);
 });
 
 after(async () => {

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { deriveSeed, mulberry32 } from '../../scripts/lab/faults/random.js';
 import {
   FAULT_CLASSES,
+  jointTraits,
   makeSchedules,
   parseReplay,
   scheduleFromSeed,
@@ -16,10 +17,10 @@ const ours: ProgramTraits = {
   leaderElection: true,
   lease: { durationS: 2, renewS: 1.5, retryS: 0.5 },
 };
-const peer: ProgramTraits = { name: 'controller-runtime', kinds: ['Echo'], leaderElection: false };
+const peer: ProgramTraits = { name: 'controller-runtime-naive', kinds: ['Echo'], leaderElection: false };
 const writeCounts: WriteCounts = {
   echoperator: { 'echo-basic': 12, 'scheduled-basic': 5, mixed: 17 },
-  'controller-runtime': { 'echo-basic': 11 },
+  'controller-runtime-naive': { 'echo-basic': 11 },
 };
 
 describe('mulberry32 and deriveSeed', () => {
@@ -132,3 +133,58 @@ describe('replay', () => {
 function all300() {
   return makeSchedules({ seed: 99, classes: FAULT_CLASSES, programs: [ours], count: 300, writeCounts });
 }
+
+describe('matched schedules', () => {
+  const advised: ProgramTraits = { name: 'controller-runtime-advised', kinds: ['Echo'], leaderElection: true, lease: ours.lease! };
+  const naive: ProgramTraits = { ...advised, name: 'controller-runtime-naive' };
+  const counts: WriteCounts = {
+    ...writeCounts,
+    'controller-runtime-naive': { 'echo-basic': 9 },
+    'controller-runtime-advised': { 'echo-basic': 14 },
+  };
+  const matched = () =>
+    makeSchedules({ seed: 3, classes: FAULT_CLASSES, programs: [ours, naive, advised], count: 60, writeCounts: counts, matched: true });
+
+  it('gives every program the same ids, with the same faults, interleaved id by id', () => {
+    const s = matched();
+    const names = [ours.name, naive.name, advised.name];
+    assert.equal(s.length % 3, 0);
+    for (let i = 0; i < s.length; i += 3) {
+      assert.deepEqual(
+        s.slice(i, i + 3).map((x) => x.program),
+        names,
+        `position ${i}`,
+      );
+      const [a, b, c] = s.slice(i, i + 3);
+      assert.deepEqual({ ...b, program: a!.program }, a);
+      assert.deepEqual({ ...c, program: a!.program }, a);
+    }
+  });
+
+  it('keeps to the workloads every program handles, and kills after every k up to the largest K', () => {
+    const s = matched();
+    assert.ok(
+      s.every((x) => x.workload === 'echo-basic'),
+      'the peers handle Echos only',
+    );
+    const ks = new Set(s.flatMap((x) => (x.faults.class === 'intermediate' ? [x.faults.killAfterWrite] : [])));
+    assert.deepEqual(
+      [...ks].sort((a, b) => a - b),
+      Array.from({ length: 14 }, (_, i) => i + 1),
+      "k beyond a program's own K kills nothing there: no effect, not counted",
+    );
+    for (const c of FAULT_CLASSES)
+      assert.ok(
+        s.some((x) => x.class === c),
+        c,
+      );
+  });
+
+  it('joins the traits: shared kinds, leader election only when all have it, the longest lease', () => {
+    const { traits } = jointTraits([ours, { ...naive, leaderElection: false }], counts);
+    assert.deepEqual(traits.kinds, ['Echo']);
+    assert.equal(traits.leaderElection, false);
+    const long = { ...advised, lease: { durationS: 15, renewS: 10, retryS: 2 } };
+    assert.equal(jointTraits([ours, long], counts).traits.lease?.durationS, 15);
+  });
+});

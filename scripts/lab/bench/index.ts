@@ -81,12 +81,16 @@ Options:
   --private-cluster   start a private control plane for this run instead of reusing \`cluster:up\`'s
   --from-source       run the operator through tsx (memory still bundles)
   --schedules N       faults: schedules per program (default 300)
-  --programs LIST     faults: echoperator, controller-runtime, go-echoperator, mutant:<name>
-                      (default: the first three, go-echoperator when it builds)
+  --programs LIST     faults: echoperator, controller-runtime-naive, controller-runtime-advised,
+                      go-echoperator, mutant:<name> (default: the first three); several programs
+                      play the same schedule ids, interleaved, on the workloads all of them handle
   --classes LIST      faults: intermediate, stale, unobserved, restart, partition, overload (default all)
   --seed S            faults: the campaign's seed (default 1)
   --replay ID:SEED    faults: play that one schedule (as a violation prints it) and write no doc
-  --mutants           faults: also score the mutants (a per-class subset each, until caught)
+  --mutants           faults: also score the mutants, each against the whole of its classes per seed
+  --mutant-seeds LIST faults: the seeds the mutants are played with (default: S and S+1)
+  --mutant-schedules N faults: schedules per class and seed for each mutant (default: the whole
+                      class, as many as the first program met)
   --no-docs           print only; do not update docs/benchmarks.md
   --docs PATH         write to PATH instead of docs/benchmarks.md
 
@@ -138,6 +142,8 @@ function parse(argv: string[]): Options | undefined {
       seed: { type: 'string' },
       replay: { type: 'string' },
       mutants: { type: 'boolean', default: false },
+      'mutant-seeds': { type: 'string' },
+      'mutant-schedules': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });

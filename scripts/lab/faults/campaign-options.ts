@@ -13,17 +13,27 @@ export interface CampaignOptions {
   seed: number;
   replay?: { id: string; seed: number };
   mutants: boolean;
-  /** Mutants: schedules per class at most, until one catches it. */
-  mutantSchedulesPerClass: number;
+  /** Mutants: schedules per class and seed; undefined: the whole class, as many as ours met in the run. */
+  mutantSchedulesPerClass: number | undefined;
+  /** Mutants: the campaign seeds each mutant is played with (at least two give a kill rate over seeds). */
+  mutantSeeds: number[];
   /** docs/reliability.md, or undefined to write nothing. */
   docs: string | undefined;
 }
 
 export const DEFAULT_SCHEDULES = 300;
-export const DEFAULT_MUTANT_SCHEDULES_PER_CLASS = 3;
 
 export function faultOptions(
-  values: { schedules?: string; programs?: string; classes?: string; seed?: string; replay?: string; mutants?: boolean },
+  values: {
+    schedules?: string;
+    programs?: string;
+    classes?: string;
+    seed?: string;
+    replay?: string;
+    mutants?: boolean;
+    'mutant-seeds'?: string;
+    'mutant-schedules'?: string;
+  },
   positiveInt: (what: string, v: string) => number,
 ): Omit<CampaignOptions, 'docs'> {
   const list = (v: string | undefined): string[] | undefined =>
@@ -35,9 +45,14 @@ export function faultOptions(
   for (const c of classes)
     if (!(FAULT_CLASSES as readonly string[]).includes(c))
       throw new Error(`--classes: unknown class ${JSON.stringify(c)}; choose from ${FAULT_CLASSES.join(', ')}`);
-  const seed = values.seed === undefined ? 1 : Number(values.seed);
-  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
-    throw new Error(`--seed must be an integer from 0 to 4294967295, got ${JSON.stringify(values.seed)}`);
+  const seedOf = (option: string, v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0 || n > 0xffffffff)
+      throw new Error(`${option} must be an integer from 0 to 4294967295, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  const seed = values.seed === undefined ? 1 : seedOf('--seed', values.seed);
+  const mutantSeeds = (list(values['mutant-seeds']) ?? [String(seed), String((seed + 1) >>> 0)]).map((v) => seedOf('--mutant-seeds', v));
   return {
     schedules: values.schedules ? positiveInt('--schedules', values.schedules) : DEFAULT_SCHEDULES,
     programs: list(values.programs),
@@ -45,6 +60,7 @@ export function faultOptions(
     seed,
     ...(values.replay ? { replay: parseReplay(values.replay) } : {}),
     mutants: values.mutants ?? false,
-    mutantSchedulesPerClass: DEFAULT_MUTANT_SCHEDULES_PER_CLASS,
+    mutantSchedulesPerClass: values['mutant-schedules'] ? positiveInt('--mutant-schedules', values['mutant-schedules']) : undefined,
+    mutantSeeds,
   };
 }

@@ -18,8 +18,10 @@ import { isInterrupted } from '../bench/cleanup.js';
 import { log } from '../bench/log.js';
 import { loadLine, machine, machineLine } from '../bench/report.js';
 import { MUTANTS, programs as loadPrograms, type Program } from './programs/programs.js';
+import { MUTANT_CLASSES, type MutantName } from './mutants/mutants.js';
 import {
   campaignMarkdown,
+  effective,
   violationLines,
   writeCampaignDoc,
   TIMELINE_FILE,
@@ -27,6 +29,8 @@ import {
   type MutantRecord,
   type RunRecord,
 } from './report.js';
+import { serveJobWatchesFromEtcd } from './runner/controlplane.js';
+import { effectSummary } from './runner/effects.js';
 import { dryRun, runSchedule, type RunnerEnv, type ScheduleOutcome } from './runner/runner.js';
 import {
   classApplies,
@@ -40,7 +44,7 @@ import {
 import { timelineSvg, type TimelineEvent } from './timeline.js';
 import type { CampaignOptions } from './campaign-options.js';
 
-export const DEFAULT_PROGRAMS = ['echoperator', 'controller-runtime', 'go-echoperator'];
+export const DEFAULT_PROGRAMS = ['echoperator', 'controller-runtime-naive', 'controller-runtime-advised'];
 
 /** The bench's control plane, which must be one our scripts started (restarts need its state). */
 export function runnerEnv(bench: BenchEnv, programs: Program[]): RunnerEnv {
@@ -57,7 +61,15 @@ export async function playRecorded(schedule: Schedule, env: RunnerEnv): Promise<
   const started = Date.now();
   try {
     const o: ScheduleOutcome = await runSchedule(schedule, env);
-    return { schedule, violations: o.violations, durationMs: o.durationMs, notes: o.notes, timeline: o.timeline };
+    return {
+      schedule,
+      violations: o.violations,
+      durationMs: o.durationMs,
+      notes: o.notes,
+      effects: o.effects,
+      startupExits: o.startupExits,
+      timeline: o.timeline,
+    };
   } catch (err) {
     return {
       schedule,
@@ -96,8 +108,10 @@ export async function playAll(
     const r = await playRecorded(s, env);
     out.push(r);
     const verdict = r.error ? `NOT JUDGED: ${r.error.split('\n')[0]}` : r.violations.length ? `${r.violations.length} VIOLATION(S)` : 'ok';
+    const effects = r.effects ? `; ${effective(r) ? '' : 'NO EFFECT (not counted): '}${effectSummary(r.effects)}` : '';
+    const startup = r.startupExits ? `; ${r.startupExits} start-up exit(s)` : '';
     log(
-      `[${i + 1}/${schedules.length}] ${s.program} ${s.id} seed ${s.seed}: ${verdict} (${(r.durationMs / 1000).toFixed(1)} s)${r.notes.length ? `; ${r.notes.join('; ')}` : ''}`,
+      `[${i + 1}/${schedules.length}] ${s.program} ${s.id} seed ${s.seed}: ${verdict} (${(r.durationMs / 1000).toFixed(1)} s)${effects}${startup}${r.notes.length ? `; ${r.notes.join('; ')}` : ''}`,
     );
     for (const line of violationLines(r)) log(line);
     if (opts.stopAtFirstViolation && r.violations.length) break;
@@ -105,29 +119,44 @@ export async function playAll(
   return out;
 }
 
-/** Each mutant against up to n schedules per class, stopping at the first that catches it. */
-export async function scoreMutants(env: RunnerEnv, mutants: Program[], o: CampaignOptions, counts: WriteCounts): Promise<MutantRecord[]> {
+/**
+ * Each mutant against the whole of its classes (mutants.ts MUTANT_CLASSES, those the run asked
+ * for), once per seed, never stopping at a catch: its kill rate is the share of effective
+ * schedules that found a violation. `perClass(c)` is how many schedules of class c a seed plays.
+ */
+export async function scoreMutants(
+  env: RunnerEnv,
+  mutants: Program[],
+  o: Pick<CampaignOptions, 'classes' | 'mutantSeeds'>,
+  counts: WriteCounts,
+  perClass: (c: FaultClass) => number,
+): Promise<MutantRecord[]> {
   const out: MutantRecord[] = [];
   for (const m of mutants) {
-    const classes = o.classes.filter((c) => classApplies(m, c));
-    const schedules = makeSchedules({
-      seed: o.seed,
-      classes,
-      programs: [m],
-      count: classes.length * o.mutantSchedulesPerClass,
-      writeCounts: counts,
-    });
-    // One of each class first, then the second of each, ...: a mutant is caught as early as any class can.
-    const interleaved = [...schedules].sort((a, b) => rank(schedules, a) - rank(schedules, b));
-    const runs = await playAll(interleaved, env, { stopAtFirstViolation: true });
-    const hit = runs.find((r) => r.violations.length);
+    const name = m.name.slice('mutant:'.length) as MutantName;
+    const classes = (MUTANT_CLASSES[name] as readonly FaultClass[]).filter((c) => o.classes.includes(c) && classApplies(m, c));
+    const runs: RunRecord[] = [];
+    for (const seed of o.mutantSeeds) {
+      const schedules = classes.flatMap((c) =>
+        makeSchedules({ seed, classes: [c], programs: [m], count: perClass(c), writeCounts: counts }),
+      );
+      runs.push(...(await playAll(schedules, env)));
+      if (isInterrupted()) break;
+    }
+    const counted = runs.filter(effective);
+    const killed = counted.filter((r) => r.violations.length);
+    const first = killed[0];
     out.push({
       mutant: m.name,
+      classes,
+      seeds: o.mutantSeeds,
       runs: runs.length,
-      ...(hit ? { caughtBy: { schedule: hit.schedule, violation: hit.violations[0]! } } : {}),
+      effective: counted.length,
+      killed: killed.length,
+      ...(first ? { caughtBy: { schedule: first.schedule, violation: first.violations[0]! } } : {}),
     });
     log(
-      `mutant ${m.name}: ${hit ? `caught by ${hit.schedule.id} (${hit.violations[0]!.invariant})` : 'NOT caught'} after ${runs.length} schedule(s)`,
+      `mutant ${m.name}: killed by ${killed.length} of ${counted.length} effective schedules (${runs.length} run, classes ${classes.join(', ') || 'none asked for'}, seeds ${o.mutantSeeds.join(', ')})`,
     );
   }
   return out;
@@ -145,16 +174,12 @@ async function resolvePrograms(names: string[] | undefined): Promise<Program[]> 
   }
 }
 
-/** A schedule's position among those of its class. */
-function rank(all: Schedule[], s: Schedule): number {
-  return all.filter((x) => x.class === s.class).indexOf(s);
-}
-
 export async function faultCampaign(bench: BenchEnv, o: CampaignOptions): Promise<CampaignResult | undefined> {
   const started = Date.now();
   const loadStart = loadLine();
   const programs = await resolvePrograms(o.programs);
   const env = runnerEnv(bench, programs);
+  await serveJobWatchesFromEtcd(env.state, log);
   if (o.replay) {
     const replay = o.replay;
     await playAll(
@@ -164,7 +189,9 @@ export async function faultCampaign(bench: BenchEnv, o: CampaignOptions): Promis
     return undefined;
   }
   const counts = o.classes.includes('intermediate') ? await countWrites(env, programs) : {};
-  const schedules = makeSchedules({ seed: o.seed, classes: o.classes, programs, count: o.schedules, writeCounts: counts });
+  // Several programs: the same schedule ids for each, interleaved (each id by each program in turn).
+  const matched = programs.length > 1;
+  const schedules = makeSchedules({ seed: o.seed, classes: o.classes, programs, count: o.schedules, writeCounts: counts, matched });
   log(
     `${schedules.length} schedules: ${programs.map((p) => `${p.name} ${schedules.filter((s) => s.program === p.name).length}`).join(', ')}`,
   );
@@ -179,14 +206,25 @@ export async function faultCampaign(bench: BenchEnv, o: CampaignOptions): Promis
       ours || !o.classes.includes('intermediate')
         ? Object.fromEntries(mutantPrograms.map((m) => [m.name, ours ?? {}]))
         : await countWrites(env, mutantPrograms);
-    mutants = await scoreMutants(env, mutantPrograms, o, mutantCounts);
+    // The whole class: as many schedules of it as ours met in the run (or --mutant-schedules).
+    const wholeClass = (c: FaultClass): number =>
+      o.mutantSchedulesPerClass ?? schedules.filter((s) => s.program === programs[0]!.name && s.class === c).length;
+    mutants = await scoreMutants(env, mutantPrograms, o, mutantCounts, wholeClass);
   }
   const result: CampaignResult = {
     seed: o.seed,
-    command: `npm run bench -- faults --schedules ${o.schedules} --seed ${o.seed} --programs ${programs.map((p) => p.name).join(',')} --classes ${o.classes.join(',')}${o.mutants ? ' --mutants' : ''}`,
+    command: `npm run bench -- faults --schedules ${o.schedules} --seed ${o.seed} --programs ${programs.map((p) => p.name).join(',')} --classes ${o.classes.join(',')}${o.mutants ? ` --mutants --mutant-seeds ${o.mutantSeeds.join(',')}${o.mutantSchedulesPerClass ? ` --mutant-schedules ${o.mutantSchedulesPerClass}` : ''}` : ''}`,
     programs: programs.map((p) => p.name),
     classes: o.classes,
     notApplicable: programs.flatMap((p) => o.classes.filter((c) => !classApplies(p, c)).map((c) => ({ program: p.name, class: c }))),
+    ...(matched
+      ? {
+          matched: {
+            ids: new Set(schedules.map((s) => s.id)).size,
+            workloads: [...new Set(schedules.map((s) => s.workload))],
+          },
+        }
+      : {}),
     runs,
     mutants,
     date: new Date(started).toISOString().replace(/\.\d+Z$/, 'Z'),

@@ -5,7 +5,9 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { updateDoc } from '../bench/report.js';
+import { boundText } from './bound.js';
 import type { Violation } from './judge/invariants.js';
+import { effectSummary, hadEffect, type ScheduleEffects } from './runner/effects.js';
 import type { FaultClass, Schedule } from './schedules.js';
 
 export const TIMELINE_FILE = 'reliability-timeline.svg';
@@ -15,13 +17,28 @@ export interface RunRecord {
   violations: Violation[];
   durationMs: number;
   notes: string[];
+  /** What the faults did; absent when the runner failed. */
+  effects?: ScheduleEffects;
+  /** Replicas that exited before they were ready (the report's own column, not violations). */
+  startupExits?: number;
   /** The runner failed (not the program): the schedule is not judged. */
   error?: string;
 }
 
+/** Judged, and its faults reached the program: the schedules a rate counts. */
+export function effective(r: RunRecord): boolean {
+  return !r.error && r.effects !== undefined && hadEffect(r.schedule.class, r.effects);
+}
+
 export interface MutantRecord {
   mutant: string;
+  /** The classes it was played against (all their schedules), and the seeds. */
+  classes: FaultClass[];
+  seeds: number[];
   runs: number;
+  /** Judged schedules whose faults had an effect, and those of them that found a violation. */
+  effective: number;
+  killed: number;
   /** The first schedule that caught it. */
   caughtBy?: { schedule: Schedule; violation: Violation };
 }
@@ -34,6 +51,8 @@ export interface CampaignResult {
   /** Classes asked for; a program without leader election shows n/a for the HA ones. */
   classes: FaultClass[];
   notApplicable: { program: string; class: FaultClass }[];
+  /** Several programs: the same schedule ids for each, interleaved, on the workloads all of them handle. */
+  matched?: { ids: number; workloads: string[] };
   runs: RunRecord[];
   mutants: MutantRecord[];
   date: string;
@@ -64,27 +83,32 @@ const secs = (ms: number): string => (Number.isFinite(ms) ? `${(ms / 1000).toFix
 export function campaignMarkdown(r: CampaignResult, timelineCaption: string | undefined): string {
   const head = [
     'class',
-    ...r.programs.flatMap((p) => [`${p}: schedules`, `${p}: violations`]),
+    ...r.programs.flatMap((p) => [`${p}: effective (of run)`, `${p}: violations`, `${p}: 95 % bound`, `${p}: start-up exits`]),
     `s per schedule (${r.programs[0]}, median)`,
   ];
+  const cellsOf = (runs: RunRecord[]): string[] => {
+    const judged = runs.filter((x) => !x.error);
+    const counted = judged.filter(effective);
+    const errors = runs.length - judged.length;
+    const bad = counted.filter((x) => x.violations.length).length;
+    return [
+      `${counted.length} (of ${judged.length}${errors ? `, +${errors} not judged` : ''})`,
+      bad ? `**${bad}**` : '0',
+      boundText(bad, counted.length),
+      String(judged.filter((x) => x.startupExits).length),
+    ];
+  };
   const rows = r.classes.map((c) => {
     const cells = r.programs.flatMap((p) => {
-      if (r.notApplicable.some((n) => n.program === p && n.class === c)) return ['n/a', 'n/a'];
-      const runs = r.runs.filter((x) => x.schedule.program === p && x.schedule.class === c);
-      const errors = runs.filter((x) => x.error).length;
-      const bad = runs.filter((x) => x.violations.length).length;
-      return [`${runs.length - errors}${errors ? ` (+${errors} not judged)` : ''}`, bad ? `**${bad}**` : '0'];
+      if (r.notApplicable.some((n) => n.program === p && n.class === c)) return ['n/a', 'n/a', 'n/a', 'n/a'];
+      return cellsOf(r.runs.filter((x) => x.schedule.program === p && x.schedule.class === c));
     });
     const ours = r.runs.filter((x) => x.schedule.program === r.programs[0] && x.schedule.class === c && !x.error);
     return [c, ...cells, secs(median(ours.map((x) => x.durationMs)))];
   });
-  const total = (p: string): [number, number] => {
-    const runs = r.runs.filter((x) => x.schedule.program === p && !x.error);
-    return [runs.length, runs.filter((x) => x.violations.length).length];
-  };
   rows.push([
     '**all**',
-    ...r.programs.flatMap((p) => total(p).map(String)),
+    ...r.programs.flatMap((p) => cellsOf(r.runs.filter((x) => x.schedule.program === p))),
     secs(median(r.runs.filter((x) => !x.error).map((x) => x.durationMs))),
   ]);
   const table = (h: string[], body: string[][]): string =>
@@ -95,11 +119,29 @@ export function campaignMarkdown(r: CampaignResult, timelineCaption: string | un
     `Run ${r.date} on ${r.machine}; the control plane (etcd, kube-apiserver, kube-controller-manager) runs on the same machine, private to the campaign.`,
     `Campaign seed ${r.seed}; ${r.runs.length} schedules in ${secs(r.durationMs)}. Load average (1/5/15 min) at the start: ${r.loadStart}; at the end: ${r.loadEnd}.`,
     `Command: \`${r.command}\` (\`npm run bench -- --help\` lists the options).`,
+    ...(r.matched
+      ? [
+          `Matched: the same ${r.matched.ids} schedule ids for every program, interleaved (each id played by each program in turn) in this one run, on the workloads all of them handle (${r.matched.workloads.join(', ')}).`,
+        ]
+      : []),
     '',
-    'Schedules run and schedules with at least one invariant violation, per class and program (n/a: the class needs leader election, which the program lacks):',
+    'Per class and program: the schedules whose faults reached the program (effective; a schedule whose faults had no effect tested nothing and is left out, see the effects below), those with at least one invariant violation among them, the one-sided 95 % upper bound on the rate of such schedules (Clopper-Pearson; 0 of n gives 1 - 0.05^(1/n), about 3/n), and the schedules where a replica exited at start-up (before it was ready; restarted with the back-off of a kubelet, and not a violation). n/a: the class needs leader election, which the program lacks.',
     '',
     table(head, rows),
   ];
+  const idle = r.runs.filter((x) => !x.error && !effective(x));
+  const idleBad = idle.filter((x) => x.violations.length);
+  if (idleBad.length)
+    out.push(
+      '',
+      `Violations in schedules whose faults had no effect (not in the rates above, listed below): ${idleBad.map((x) => `${x.schedule.program} \`${x.schedule.id}\``).join(', ')}.`,
+    );
+  const noted = r.runs.filter((x) => x.notes.length);
+  if (noted.length) {
+    out.push('', 'Runner notes (faults skipped, gates the program missed):', '');
+    for (const x of noted.slice(0, 60)) out.push(`- ${x.schedule.program} \`${x.schedule.id}\`: ${x.notes.join('; ')}`);
+    if (noted.length > 60) out.push(`- ... and ${noted.length - 60} more schedules`);
+  }
   const bad = r.runs.filter((x) => x.violations.length);
   if (bad.length) {
     out.push('', 'Violations (each with its replay command):', '');
@@ -117,27 +159,48 @@ export function campaignMarkdown(r: CampaignResult, timelineCaption: string | un
       out.push(`- ${x.schedule.program} \`${x.schedule.id}\` seed ${x.schedule.seed}: ${x.error!.split('\n')[0]!.slice(0, 300)}`);
   }
   if (r.mutants.length) {
-    const caught = r.mutants.filter((m) => m.caughtBy).length;
+    const caught = r.mutants.filter((m) => m.killed > 0).length;
     out.push(
       '',
-      `Mutation score: **${caught} of ${r.mutants.length}** (each mutant is our operator with one bug re-implanted, scripts/lab/faults/mutants/; it is caught when a schedule finds a violation):`,
+      `Mutants: **${caught} of ${r.mutants.length}** killed at least once. Each is our operator with one bug re-implanted (scripts/lab/faults/mutants/), played against every schedule of the classes meant to find it, with each seed; its kill rate is the share of effective schedules that found a violation (the bound is the 95 % upper bound on the rate at which it escapes):`,
       '',
     );
     out.push(
       table(
-        ['mutant', 'caught', 'schedules run', 'first caught by', 'invariant'],
+        ['mutant', 'classes', 'seeds', 'killed / effective', 'kill rate', 'escape rate, 95 % bound', 'first caught by', 'invariant'],
         r.mutants.map((m) => [
           m.mutant,
-          m.caughtBy ? 'yes' : '**no**',
-          String(m.runs),
-          m.caughtBy ? `\`${m.caughtBy.schedule.id}\` seed ${m.caughtBy.schedule.seed}` : '-',
+          m.classes.join(', ') || '-',
+          m.seeds.join(', '),
+          `${m.killed} / ${m.effective}${m.runs > m.effective ? ` (of ${m.runs} run)` : ''}`,
+          m.effective ? `${((100 * m.killed) / m.effective).toFixed(0)} %` : '-',
+          boundText(m.effective - m.killed, m.effective),
+          m.caughtBy ? `\`${m.caughtBy.schedule.id}\` seed ${m.caughtBy.schedule.seed}` : '**never**',
           m.caughtBy ? m.caughtBy.violation.invariant : '-',
         ]),
       ),
     );
   }
+  out.push('', ...effectsBlock(r.runs));
   if (timelineCaption) out.push('', `![one schedule's timeline](${TIMELINE_FILE})`, '', timelineCaption);
   return out.join('\n');
+}
+
+/** Every schedule's fault effects, one line each, folded. */
+export function effectsBlock(runs: readonly RunRecord[]): string[] {
+  const idle = runs.filter((x) => !x.error && !effective(x)).length;
+  return [
+    '<details>',
+    `<summary>What each schedule's faults did (${runs.length} schedules; ${idle} without effect)</summary>`,
+    '',
+    ...runs.map((x) => {
+      const verdict = x.error ? 'not judged' : x.violations.length ? `**${x.violations.length} violation(s)**` : 'ok';
+      const what = x.effects ? effectSummary(x.effects) : '-';
+      return `- ${x.schedule.program} \`${x.schedule.id}\` seed ${x.schedule.seed}: ${what}${x.error || effective(x) ? '' : ' (**no effect**: not counted)'}; ${verdict}`;
+    }),
+    '',
+    '</details>',
+  ];
 }
 
 const DOC_HEADER = `# Reliability

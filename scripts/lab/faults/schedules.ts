@@ -78,7 +78,19 @@ export type Faults =
       expireAtMs: number;
       expireNextWatches: number;
     }
-  | { class: 'restart'; compact: boolean; restartApiserver: boolean; atMs: number }
+  | {
+      class: 'restart';
+      /**
+       * etcd compacted at its current revision, then every replica's watch connections reset, so
+       * each resumes from the resourceVersion it had: one from before the compaction gets a 410
+       * where the API server serves the watch from etcd (the campaign's does for Jobs and
+       * CronJobs, runner/controlplane.ts); its watch cache would serve it without.
+       */
+      compact: boolean;
+      /** kube-apiserver killed and started again (after the compaction, in 'both'). */
+      restartApiserver: boolean;
+      atMs: number;
+    }
   | { class: 'partition'; atMs: number; silenceMs: number }
   | { class: 'overload'; status: 429 | 503; retryAfterS: number; atMs: number; ms: number; fraction: number };
 
@@ -101,6 +113,11 @@ export interface MakeSchedulesOptions {
   /** Schedules per program (before the classes and workloads a program cannot take are left out). */
   count: number;
   writeCounts?: WriteCounts;
+  /**
+   * The same schedule ids for every program, interleaved (each id by each program in turn): the
+   * workloads and classes all of them take, faults drawn from their joint traits (jointTraits).
+   */
+  matched?: boolean;
 }
 
 export function workloadsFor(program: ProgramTraits): WorkloadName[] {
@@ -112,7 +129,41 @@ export function classApplies(program: ProgramTraits, c: FaultClass): boolean {
 }
 
 export function makeSchedules(o: MakeSchedulesOptions): Schedule[] {
+  if (o.matched && o.programs.length > 1) return matchedSchedules(o);
   return o.programs.flatMap((p) => schedulesOf(p, o));
+}
+
+/**
+ * The traits every program shares: the kinds all handle, leader election only when all have it,
+ * the longest lease (a partition must outlast every program's), and per workload the largest K
+ * (an intermediate k beyond a program's own K kills nothing there: no effect, not counted).
+ */
+export function jointTraits(
+  programs: readonly ProgramTraits[],
+  counts: WriteCounts | undefined,
+): { traits: ProgramTraits; counts: WriteCounts } {
+  const name = programs.map((p) => p.name).join('+');
+  const kinds = (['Echo', 'ScheduledEcho'] as const).filter((k) => programs.every((p) => p.kinds.includes(k)));
+  const leases = programs.flatMap((p) => (p.lease ? [p.lease] : []));
+  const lease = leases.reduce<ProgramTraits['lease']>(
+    (a, b) => (!a || b.durationS + 2 * b.retryS > a.durationS + 2 * a.retryS ? b : a),
+    undefined,
+  );
+  const joint: Partial<Record<WorkloadName, number>> = {};
+  for (const w of WORKLOAD_NAMES) {
+    const ks = programs.map((p) => counts?.[p.name]?.[w]).filter((k): k is number => k !== undefined);
+    if (ks.length === programs.length) joint[w] = Math.max(...ks);
+  }
+  return {
+    traits: { name, kinds, leaderElection: programs.every((p) => p.leaderElection), ...(lease ? { lease } : {}) },
+    counts: { [name]: joint },
+  };
+}
+
+/** The same schedule ids for every program, interleaved: each id played by each program in turn. */
+function matchedSchedules(o: MakeSchedulesOptions): Schedule[] {
+  const { traits, counts } = jointTraits(o.programs, o.writeCounts);
+  return schedulesOf(traits, { ...o, writeCounts: counts }).flatMap((s) => o.programs.map((p) => ({ ...s, program: p.name })));
 }
 
 function schedulesOf(program: ProgramTraits, o: MakeSchedulesOptions): Schedule[] {

@@ -14,7 +14,8 @@
  *   (judge/state.ts), re-read until they hold or the bound after the workload's end passes: a
  *   violation then says what the status says against the truth;
  * - write-outside-term: lease terms from the audit log's Lease writes (judge/terms.ts);
- * - unexpected-exit: a replica's exit the schedule did not design (a lost lease, bad settings).
+ * - unexpected-exit: a replica's exit the schedule did not design (a lost lease, bad settings),
+ *   once it was ready: an exit at start-up is the report's own column, not a violation.
  */
 import type { V1CronJob, V1Job } from '@kubernetes/client-node';
 import { ECHOS, type Echo } from '../../../../src/api/echo.js';
@@ -34,7 +35,8 @@ export interface Trace {
   auditLogPath: string;
   auditFrom: number;
   lease?: { namespace: string; name: string; durationS: number };
-  exits: { replica: string; code: number | null; signal: string | null; designed: boolean }[];
+  /** startup: it exited before it was ready (counted apart by the report, never a violation: a kubelet restarts it). */
+  exits: { replica: string; code: number | null; signal: string | null; designed: boolean; startup?: boolean }[];
   /** the workload's end (last user write), and the bound status must converge within after it */
   workloadEnd: number;
   convergenceBoundMs: number;
@@ -62,7 +64,7 @@ export function judge({ trace, records, state }: JudgeInput): Violation[] {
     ...scheduledEchoViolations(state),
     ...(trace.lease ? writesOutsideTerm(records, trace.lease, trace.namespace) : []),
     ...trace.exits
-      .filter((e) => !e.designed)
+      .filter((e) => !e.designed && !e.startup)
       .map((e) => ({
         invariant: 'unexpected-exit' as const,
         detail: `replica ${e.replica} exited (code ${e.code}, signal ${e.signal}) where the schedule designed no exit`,

@@ -10,6 +10,7 @@
  */
 import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import { endToEndHeaders, type Upstream } from './upstream.js';
+import type { ProxyEffects, WatchBacklog } from './types.js';
 import { WatchStream, type WatchFaults } from './watch.js';
 
 export class Exchange {
@@ -26,6 +27,8 @@ export class Exchange {
     /** The request's path without its query. */
     readonly path: string,
     readonly watch: boolean,
+    /** Where a cut connection or a frozen request is counted. */
+    private readonly effects: ProxyEffects,
   ) {}
 
   get frozen(): boolean {
@@ -79,13 +82,20 @@ export class Exchange {
     if (this.stream) this.stream.expire();
     else if (!this.answer) {
       this.detach();
+      this.effects.expiredByProxy++;
       answerExpired(this.res);
     }
     // else: the server refused the watch (not a stream): its short answer goes on as it is.
   }
 
+  /** What a watch holds back from the client now (none for other requests). */
+  backlog(): WatchBacklog {
+    return this.stream?.backlog() ?? { events: 0, oldestMs: 0 };
+  }
+
   /** The partition: no more bytes either way. */
   freeze(): void {
+    if (!this.frozenNow && !this.res.writableEnded) this.effects.held++;
     this.frozenNow = true;
     if (this.up) this.req.unpipe(this.up);
     this.req.pause();
@@ -111,6 +121,7 @@ export class Exchange {
 
   private serverFailed(): void {
     if (this.detached || this.frozenNow) return;
+    this.effects.cut++;
     this.stream?.stop();
     this.res.destroy();
   }

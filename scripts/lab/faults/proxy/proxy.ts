@@ -25,9 +25,9 @@ import { impersonatingUpstream } from './upstream.js';
 import { isObjectEvent, WatchFaults } from './watch.js';
 import { isCountedWrite, isLeaseWrite, WriteLog } from './writes.js';
 
-import type { LeaseRenewal, ProxyWrite, WatchEvent } from './types.js';
+import type { LeaseRenewal, ProxyEffects, ProxyWrite, WatchBacklog, WatchEvent } from './types.js';
 
-export type { LeaseRenewal, ProxyWrite, WatchEvent } from './types.js';
+export type { LeaseRenewal, ProxyEffects, ProxyWrite, WatchBacklog, WatchEvent } from './types.js';
 
 export interface FaultProxy {
   /** A kubeconfig (plain http://127.0.0.1:<port>, no credentials) for the replica. */
@@ -54,6 +54,12 @@ export interface FaultProxy {
   /** For `ms`: answer `fraction` (0..1, deterministic from the seed's PRNG given) of requests with
    *  `status` (429/500/503) and `Retry-After: retryAfterS` and a Status body, without forwarding. */
   storm(opts: { status: 429 | 500 | 503; retryAfterS: number; ms: number; fraction: number; random: () => number }): void;
+  /** Resets every open watch's connection (no 410, no end event): the replica resumes each from its resourceVersion. */
+  resetWatches(): void;
+  /** What its faults did so far (a copy). */
+  effects(): ProxyEffects;
+  /** The watch events it holds back from the replica now, over all its watches. */
+  watchBacklog(): WatchBacklog;
   close(): Promise<void>;
 }
 
@@ -111,7 +117,7 @@ export async function startFaultProxy(opts: {
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
-    const ex = new Exchange(req, res, url.pathname, isWatchQuery(url));
+    const ex = new Exchange(req, res, url.pathname, isWatchQuery(url), faults.effects);
     exchanges.add(ex);
     res.once('close', () => {
       ex.clientClosed();
@@ -123,17 +129,20 @@ export async function startFaultProxy(opts: {
     }
     const refusal = stormRefuses();
     if (refusal) {
+      faults.effects.refused++;
       answerStorm(res, refusal.status, refusal.retryAfterS);
       return;
     }
     if (ex.watch && expireNext > 0) {
       expireNext--;
+      faults.effects.expiredByProxy++;
       answerExpiredWatch(res);
       return;
     }
     const method = req.method ?? 'GET';
     const receivedAt = Date.now();
     ex.forward(upstream, faults, (status) => {
+      if (status === 410) faults.effects.expiredByServer++;
       if (isCountedWrite(method, ex.path)) writeLog.record(method, ex.path, status);
       // 'finish' never comes for an answer a partition holds back: the replica never saw it.
       else if (isLeaseWrite(method, ex.path) && status >= 200 && status < 300)
@@ -195,6 +204,22 @@ export async function startFaultProxy(opts: {
         o.ms > 0
           ? { status: o.status, retryAfterS: o.retryAfterS, until: performance.now() + o.ms, fraction: o.fraction, random: o.random }
           : undefined;
+    },
+    resetWatches: () => {
+      const open = [...exchanges].filter((ex) => ex.openWatch && !ex.frozen);
+      faults.effects.watchesReset += open.length;
+      destroyAll((ex) => open.includes(ex));
+    },
+    effects: () => ({ ...faults.effects }),
+    watchBacklog: () => {
+      let events = 0;
+      let oldestMs = 0;
+      for (const ex of exchanges) {
+        const b = ex.backlog();
+        events += b.events;
+        oldestMs = Math.max(oldestMs, b.oldestMs);
+      }
+      return { events, oldestMs };
     },
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

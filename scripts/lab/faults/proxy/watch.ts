@@ -13,7 +13,7 @@
  * holds, then ends; stop() clears its timers and passes nothing more on.
  */
 import { performance } from 'node:perf_hooks';
-import type { WatchEvent } from './types.js';
+import { noEffects, type ProxyEffects, type WatchBacklog, type WatchEvent } from './types.js';
 import { EXPIRED_EVENT_LINE } from './status.js';
 
 /** The default of dropWatchEvents: events about objects (not BOOKMARK or ERROR). */
@@ -27,6 +27,8 @@ export class WatchFaults {
   dropCount = 0;
   dropPick: (e: WatchEvent) => boolean = isObjectEvent;
   mergeMs = 0;
+  /** What the faults did so far, over every watch of the proxy (and the proxy's own refusals). */
+  readonly effects: ProxyEffects = noEffects();
 
   delayFor(path: string): number {
     return this.delayMs > 0 && (!this.delayMatch || this.delayMatch.test(path)) ? this.delayMs : 0;
@@ -36,6 +38,7 @@ export class WatchFaults {
   takeDrop(event: WatchEvent | undefined): boolean {
     if (this.dropCount <= 0 || !event || !this.dropPick(event)) return false;
     this.dropCount--;
+    this.effects.eventsDropped++;
     return true;
   }
 }
@@ -60,6 +63,13 @@ const objectKey = (e: WatchEvent | undefined): string | undefined => {
   return name ? `${e.object.kind ?? ''}/${e.object.metadata?.namespace ?? ''}/${name}` : undefined;
 };
 
+/** Whether a watch line is the server's 410 ERROR event (cheap: the line is parsed only when it may be). */
+function isExpiredLine(line: string): boolean {
+  if (!line.includes('"ERROR"') || !line.includes('410')) return false;
+  const e = parse(line);
+  return e?.type === 'ERROR' && (e.object as { code?: number }).code === 410;
+}
+
 /** Node's timers may fire up to a millisecond before performance.now() says the time has come. */
 const TIMER_SLACK_MS = 1;
 
@@ -67,7 +77,7 @@ const TIMER_SLACK_MS = 1;
 export class WatchStream {
   private partial = '';
   /** Events on their way to the client, each with the time it is due, in order. */
-  private readonly queue: { line: string; due: number }[] = [];
+  private readonly queue: { line: string; due: number; arrived: number }[] = [];
   private timer: NodeJS.Timeout | undefined;
   /** MODIFIED events held by the merge, per object, in the order they were first held. */
   private readonly held = new Map<string, { line: string; timer: NodeJS.Timeout }>();
@@ -99,7 +109,15 @@ export class WatchStream {
   /** Ends the stream with the 410 ERROR event, after what it already holds; the server's later events are ignored. */
   expire(): void {
     if (this.ending || this.stopped) return;
+    this.faults.effects.expiredByProxy++;
     this.finish(EXPIRED_EVENT_LINE);
+  }
+
+  /** The events this stream holds back from the client now. */
+  backlog(): WatchBacklog {
+    const now = performance.now();
+    const oldest = this.queue[0]?.arrived;
+    return { events: this.queue.length + this.held.size, oldestMs: oldest === undefined ? 0 : Math.round(now - oldest) };
   }
 
   /** Passes nothing more on and clears every timer. */
@@ -119,14 +137,17 @@ export class WatchStream {
   }
 
   private arrive(line: string): void {
+    if (isExpiredLine(line)) this.faults.effects.expiredByServer++;
     const needsEvent = this.faults.dropCount > 0 || this.faults.mergeMs > 0 || this.held.size > 0;
     const event = needsEvent ? parse(line) : undefined;
     if (this.faults.takeDrop(event)) return;
     const key = objectKey(event);
     const heldNow = key === undefined ? undefined : this.held.get(key);
     if (event?.type === 'MODIFIED' && key !== undefined && (heldNow || this.faults.mergeMs > 0)) {
-      if (heldNow) heldNow.line = line;
-      else
+      if (heldNow) {
+        heldNow.line = line;
+        this.faults.effects.eventsMerged++;
+      } else
         this.held.set(key, {
           line,
           timer: setTimeout(() => {
@@ -140,6 +161,7 @@ export class WatchStream {
       // A later event of the object (DELETED, ADDED again) supersedes the MODIFIED held for it.
       clearTimeout(heldNow.timer);
       this.held.delete(key);
+      this.faults.effects.eventsMerged++;
     }
     this.enqueue(line, this.faults.delayFor(this.path));
     this.pump();
@@ -156,7 +178,9 @@ export class WatchStream {
 
   private enqueue(line: string, delayMs: number): void {
     const tail = this.queue.at(-1)?.due ?? 0;
-    this.queue.push({ line, due: Math.max(performance.now() + delayMs, tail) });
+    const now = performance.now();
+    if (delayMs > 0) this.faults.effects.eventsDelayed++;
+    this.queue.push({ line, due: Math.max(now + delayMs, tail), arrived: now });
   }
 
   /** Passes on every event that is due, then waits for the next; ends the client's stream once all is passed on. */

@@ -12,8 +12,10 @@
  *  - unobserved: drop up to N events (of one kind, or any) or merge MODIFIED events from the
  *    start until its time, then end every watch with a 410 (and refuse the next ones): the replica
  *    must re-list.
- *  - restart: etcd compacted at its current revision, and/or kube-apiserver killed (SIGKILL) and
- *    started again, at its time.
+ *  - restart: at its time, etcd compacted at its current revision and every replica's watch
+ *    connections reset (each resumes from its resourceVersion: a 410 for the Job and CronJob
+ *    watches, which the campaign's kube-apiserver serves from etcd), and/or kube-apiserver
+ *    killed (SIGKILL) and started again.
  *  - partition: the leader's proxy goes silent at its time, for longer than a lease duration, then
  *    comes back (its connections die); the standby takes over meanwhile.
  *  - overload: every replica's proxy refuses a fraction of requests with 429 or 503 and
@@ -37,6 +39,7 @@ import type { FaultProxy } from '../proxy/proxy.js';
 import type { Faults } from '../schedules.js';
 import type { TimelineEvent } from '../timeline.js';
 import { finishedJobOf } from '../workloads.js';
+import { killedAfter, type KilledAfter, type Takeover } from './effects.js';
 
 /** The watches whose events the stale class holds back: the objects, not the Lease; or the Echos alone. */
 const LAGGING_WATCHES = { objects: /\/(echos|scheduledechos|jobs|cronjobs)$/, echos: /\/echos$/ } as const;
@@ -56,6 +59,8 @@ export interface FaultContext {
   log: (line: string) => void;
   timeline: TimelineEvent[];
   notes: string[];
+  /** What the faults did that only the runner sees (the proxies count the rest). */
+  effects: { killedAfter?: KilledAfter; takeover?: Takeover; restartedUnder?: string[] };
 }
 
 /** Arms what must be in place before the standby (r1) starts. */
@@ -71,6 +76,7 @@ export function armBeforeWorkload(ctx: FaultContext, first: Replica): void {
   first.proxy.onWrite((w) => {
     if (w.seq !== f.killAfterWrite || first.exit) return;
     ctx.replicas.kill(first, 'SIGKILL');
+    ctx.effects.killedAfter = killedAfter(w);
     ctx.timeline.push({ kind: 'fault', replica: first.name, from: w.at, to: w.at, label: `SIGKILL after write ${w.seq}` });
   });
 }
@@ -113,7 +119,14 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
         const from = Date.now();
         if (!(await ctx.replicas.holdsLease(standby, TAKEOVER_TIMEOUT_MS)))
           return skipped(ctx, `${standby.name} did not take the Lease within ${TAKEOVER_TIMEOUT_MS} ms`);
+        const behind = standby.proxy.watchBacklog();
+        const delayedBefore = standby.proxy.effects().eventsDelayed;
         await sleep(f.watchDelayMs);
+        ctx.effects.takeover = {
+          behindEvents: behind.events,
+          behindMs: behind.oldestMs,
+          delayedWhileLeading: standby.proxy.effects().eventsDelayed - delayedBefore,
+        };
         span('leads from a lagging view', from, standby.name);
       }
       return;
@@ -139,11 +152,15 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
       if (f.compact) {
         const from = Date.now();
         const revision = await compactEtcd(ctx.state);
-        span(`etcd compacted at ${revision}`, from);
+        // A compaction under open watches changes nothing they show (issue 42): a watch resumed
+        // from before it is what meets it. Reset them, as a dropped connection would.
+        for (const r of ctx.replicas.running()) r.proxy.resetWatches();
+        span(`etcd compacted at ${revision}, watches reset`, from);
       }
       if (f.restartApiserver) {
         const from = Date.now();
         // A crash (SIGKILL): a graceful stop waits for open watches to drain, tens of seconds.
+        ctx.effects.restartedUnder = ctx.replicas.running().map((r) => r.name);
         await killApiserver(ctx.state, 'SIGKILL');
         await restartApiserver(ctx.state, { log: ctx.log });
         span('kube-apiserver restart', from);

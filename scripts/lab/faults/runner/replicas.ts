@@ -2,19 +2,25 @@
  * The replicas of one schedule: each a process of the program under test that reaches the API
  * server only through a fault proxy of its own, named r0, r1, ... in start order.
  *
- * Like a Deployment, the set keeps its size: a replica that exits while the schedule runs is
- * replaced by a fresh one (with a fresh, fault-free proxy). With leader election, the replacement
- * starts only once another replica has taken the Lease (or a bound passed), so the standby the
- * schedule prepared, not a newcomer with a fresh cache, takes over.
+ * Like a pod's kubelet, the set keeps its size: a replica that exits while the schedule runs is
+ * replaced by a fresh one (with a fresh, fault-free proxy), after kubelet's CrashLoopBackOff
+ * (runner/backoff.ts: at once, then 10 s doubling, capped at 5 min). With leader election, the
+ * replacement starts only once another replica has taken the Lease (or a bound passed), so the
+ * standby the schedule prepared, not a newcomer with a fresh cache, takes over. An exit before
+ * the replica was ready is a start-up exit, counted apart (the report's own column): a kubelet
+ * restarts it, and it made no write the claims are about.
  *
  * Guarantees: every exit is recorded, `designed` when the set signalled the process itself or the
  * replica had lost its Lease: a renew deadline passed without a renewal whose answer reached it in
  * time, by its proxy's record (lease-loss.ts; the one designed exit besides bad settings, which a
  * schedule never gives); stopAll() leaves no process and no proxy behind.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { readAudit } from '../judge/audit.js';
 import { exitAfterLeaseLoss } from '../judge/lease-loss.js';
 import { startFaultProxy, type FaultProxy } from '../proxy/proxy.js';
+import { restartDelayMs } from './backoff.js';
 import type { Program, ProgramProcess } from '../programs/programs.js';
 
 /** At most this many replacements per schedule: a program that crash-loops is not restarted forever. */
@@ -25,7 +31,9 @@ export interface Replica {
   proxy: FaultProxy;
   proc: ProgramProcess;
   startedAt: number;
-  exit?: { code: number | null; signal: string | null; designed: boolean; at: number };
+  /** When its program said it was ready (caches synced); unset while it is not (yet). */
+  readyAt?: number;
+  exit?: { code: number | null; signal: string | null; designed: boolean; startup: boolean; at: number };
   /** Set when the set signalled it: its exit is designed. */
   signalled: boolean;
 }
@@ -46,6 +54,7 @@ export class ReplicaSet {
   private stopping = false;
   private replacements = 0;
   private readonly pending = new Set<Promise<unknown>>();
+  private readonly readiness = new WeakMap<Replica, Promise<void>>();
 
   constructor(private readonly o: ReplicaSetOptions) {}
 
@@ -63,12 +72,23 @@ export class ReplicaSet {
     });
     const replica: Replica = { name, proxy, proc, startedAt: Date.now(), signalled: false };
     this.all.push(replica);
+    const ready = this.o.program.ready(proc).then(
+      () => {
+        replica.readyAt = Date.now();
+      },
+      () => undefined, // it exited first: the exit says so
+    );
+    this.readiness.set(replica, ready);
     this.track(
-      proc.exited.then(({ code, signal }) => {
+      proc.exited.then(async ({ code, signal }) => {
         const at = Date.now();
+        await ready;
         const designed = replica.signalled || this.stopping || this.lostLease(replica, at);
-        replica.exit = { code, signal, designed, at };
-        const tail = designed ? '' : `: UNEXPECTEDLY; its last output:\n${proc.output().split('\n').slice(-60).join('\n')}`;
+        const startup = !designed && replica.readyAt === undefined;
+        replica.exit = { code, signal, designed, startup, at };
+        const tail = designed
+          ? ''
+          : `${startup ? ' at start-up' : ' UNEXPECTEDLY'}; its last output:\n${proc.output().split('\n').slice(-60).join('\n')}`;
         this.o.log(`${name} exited (code ${code}, signal ${signal})${tail}`);
         if (!this.stopping) this.track(this.replace(replica));
       }),
@@ -79,6 +99,7 @@ export class ReplicaSet {
   async startReady(prepare?: (proxy: FaultProxy) => void): Promise<Replica> {
     const r = await this.start(prepare);
     await this.o.program.ready(r.proc);
+    await this.readiness.get(r);
     return r;
   }
 
@@ -103,9 +124,9 @@ export class ReplicaSet {
     return this.until(() => this.leaseWrites().some((w) => w.replica === r.name), timeoutMs);
   }
 
-  exits(): { replica: string; code: number | null; signal: string | null; designed: boolean }[] {
+  exits(): { replica: string; code: number | null; signal: string | null; designed: boolean; startup: boolean }[] {
     return this.all.flatMap((r) =>
-      r.exit ? [{ replica: r.name, code: r.exit.code, signal: r.exit.signal, designed: r.exit.designed }] : [],
+      r.exit ? [{ replica: r.name, code: r.exit.code, signal: r.exit.signal, designed: r.exit.designed, startup: r.exit.startup }] : [],
     );
   }
 
@@ -123,16 +144,28 @@ export class ReplicaSet {
     await Promise.all(this.all.map((r) => r.proc.exited));
     await Promise.allSettled([...this.pending]);
     await Promise.all(this.all.map((r) => r.proxy.close()));
+    // For a replay: every replica's output kept, to read what the program did.
+    const keep = process.env.FAULTS_OUTPUT_DIR;
+    if (keep) {
+      mkdirSync(keep, { recursive: true });
+      for (const r of this.all) writeFileSync(join(keep, `${this.o.namespace}-${r.name}.log`), r.proc.output());
+    }
   }
 
   private async replace(gone: Replica): Promise<void> {
     if (this.replacements >= MAX_REPLACEMENTS) return;
+    const delay = restartDelayMs(this.replacements);
     this.replacements++;
+    const backOffUntil = gone.exit!.at + delay;
     const lease = this.o.program.leaderElection ? this.o.program.lease : undefined;
     if (lease && this.running().length > 0) {
       // Let the prepared standby take over first; a crash-looping program still gets a replacement.
       const since = gone.exit!.at;
       await this.until(() => this.leaseWrites().some((w) => w.replica !== gone.name && w.done > since), (lease.durationS * 3 + 5) * 1000);
+    }
+    if (delay > 0) {
+      this.o.log(`${gone.name}: back-off ${delay / 1000} s before its replacement (as kubelet's CrashLoopBackOff)`);
+      await this.until(() => Date.now() >= backOffUntil, delay + 1000);
     }
     if (this.stopping) return;
     try {

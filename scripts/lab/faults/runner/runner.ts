@@ -29,6 +29,7 @@ import { startKubeletStandIn } from './kubelet.js';
 import { LEASE_NAME, type Program } from '../programs/programs.js';
 import { armBeforeWorkload, play, prepareStandby, type FaultContext } from './faults.js';
 import { ReplicaSet } from './replicas.js';
+import { sumEffects, type ScheduleEffects } from './effects.js';
 import { CAMPAIGN_RESYNC_S, HA_CLASSES, type Faults, type Schedule, type WorkloadName } from '../schedules.js';
 import type { TimelineEvent } from '../timeline.js';
 import { runWorkload } from '../workloads.js';
@@ -49,6 +50,10 @@ export interface ScheduleOutcome {
   durationMs: number;
   /** Faults that found no target, gates the program missed. */
   notes: string[];
+  /** What the faults did (runner/effects.ts). */
+  effects: ScheduleEffects;
+  /** Replicas that exited before they were ready (restarted with back-off, not violations). */
+  startupExits: number;
 }
 
 /** How long after the workload's (and the faults') end the status must have converged. */
@@ -86,6 +91,7 @@ async function play1(
   const ns = await createNamespace(env.bench, `faults-${id.replace(/[^a-z0-9]+/g, '-')}`.slice(0, 50));
   const timeline: TimelineEvent[] = [];
   const notes: string[] = [];
+  const seen: FaultContext['effects'] = {};
   const audit = auditLogPath(env.state);
   const auditFrom = auditOffset(audit);
   const rbac = program.rbac(ns);
@@ -122,6 +128,7 @@ async function play1(
       log: env.log,
       timeline,
       notes,
+      effects: seen,
     };
     if (ctx) armBeforeWorkload(ctx, first);
     let faultsDone: Promise<unknown> = Promise.resolve();
@@ -143,6 +150,7 @@ async function play1(
     const workloadEnd = result.lastWriteAt;
     const boundMs = Date.now() - workloadEnd + CONVERGENCE_BOUND_MS;
     await quiescence(env, ns, replicas, Date.now() + CONVERGENCE_BOUND_MS);
+    const effects: ScheduleEffects = { ...sumEffects(replicas.all.map((r) => r.proxy.effects())), ...seen };
     const trace: Trace = {
       program: programName,
       namespace: ns,
@@ -161,7 +169,8 @@ async function play1(
       })),
       ...(await checkInvariants(trace)),
     ];
-    return { trace, violations, timeline, writes: replicas.writeCount(), durationMs: Date.now() - started, notes };
+    const startupExits = trace.exits.filter((e) => e.startup).length;
+    return { trace, violations, timeline, writes: replicas.writeCount(), durationMs: Date.now() - started, notes, effects, startupExits };
   } finally {
     await replicas.stopAll();
     await kubelet.stop();
