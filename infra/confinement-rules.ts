@@ -15,6 +15,7 @@
  * whose `object` is null, never evaluates a rule about the new object.
  */
 import { ECHO_COMMAND_PREFIX } from '../src/controllers/common/pod.js';
+import { CRONJOBS } from '../src/kube/resources.js';
 
 export interface ConfinementRule {
   /** Short and stable: the message's first word, the docs' table key. */
@@ -35,6 +36,29 @@ export interface ConfinementRuleInputs {
   readonly maxResources: { readonly cpu: string; readonly memory: string };
   /** `a Job by an Echo (mmontes.io), a CronJob by a ScheduledEcho (mmontes.io)`: who must control what. */
   readonly ownerRule: string;
+  /**
+   * What the operator sets on every Job and CronJob it makes, read from its desired objects
+   * (infra/confinement.ts), so the rules pin those values and cannot drift from them.
+   */
+  readonly pinned: PinnedFields;
+}
+
+export interface PinnedFields {
+  /** The Job spec's backoffLimit. */
+  readonly backoffLimit: number;
+  /** The pod's restartPolicy. */
+  readonly restartPolicy: string;
+  /** The pod template's label keys: the operator's, and those the API server adds to a Job's. */
+  readonly podLabelKeys: readonly string[];
+  /** The label every pod template carries with this value (app.kubernetes.io/managed-by). */
+  readonly managedBy: readonly [key: string, value: string];
+  /** A CronJob's spec fields besides its schedule, time zone and job template. */
+  readonly cronJob: {
+    readonly concurrencyPolicy: string;
+    readonly successfulJobsHistoryLimit: number;
+    readonly failedJobsHistoryLimit: number;
+    readonly startingDeadlineSeconds: number;
+  };
 }
 
 export const cel = (s: string): string => JSON.stringify(s);
@@ -71,6 +95,27 @@ function controlledBy(root: string): string {
   );
 }
 
+/** `expression` for a CronJob; any other kind passes. */
+const forCronJobs = (expression: string): string => `(request.resource.resource != ${cel(CRONJOBS.resource)} || (${expression}))`;
+
+/**
+ * Exactly one ownerReference: the controller, blocking its owner's deletion, naming the owner's
+ * API version and, where the owner's name fits a label value, the name the object's owner label
+ * carries. An ownerReference names no namespace: it is read in the object's own, so with one
+ * reference and its name tied to the object's labels, a forged reference must at least name the
+ * owner the object says it belongs to. Whether that owner exists CEL cannot know (the garbage
+ * collector removes the object when it does not).
+ */
+function ownerReference(): string {
+  const refs = 'object.metadata.ownerReferences';
+  const labels = 'object.metadata.labels';
+  return (
+    `has(${refs}) && size(${refs}) == 1 && ${refs}.all(r, has(r.blockOwnerDeletion) && r.blockOwnerDeletion == true && ` +
+    `r.apiVersion == variables.ownerApiVersion && (size(r.name) > 63 || (has(${labels}) && ` +
+    `variables.ownerLabel in ${labels} && ${labels}[variables.ownerLabel] == r.name)))`
+  );
+}
+
 /** Requests and limits: cpu and memory only, each at most the maximum; a memory limit set. */
 function resourcesWithin(): string {
   const within = (field: 'requests' | 'limits'): string =>
@@ -83,7 +128,9 @@ function resourcesWithin(): string {
 }
 
 /** The rules, in the order the policy evaluates them (the first broken one is the refusal's message). */
-export function confinementRules({ jobImage, maxResources, ownerRule }: ConfinementRuleInputs): ConfinementRule[] {
+export function confinementRules({ jobImage, maxResources, ownerRule, pinned }: ConfinementRuleInputs): ConfinementRule[] {
+  const [managedByKey, managedByValue] = pinned.managedBy;
+  const cron = pinned.cronJob;
   const [printf, format] = ECHO_COMMAND_PREFIX;
   const rule = (name: string, on: ConfinementRule['on'], expression: string, message: string, messageExpression?: string) => ({
     name,
@@ -251,6 +298,80 @@ export function confinementRules({ jobImage, maxResources, ownerRule }: Confinem
       'object',
       `!${is(JOB, 'manualSelector', 'true')}`,
       'the Job must not set manualSelector (a chosen selector adopts and deletes other pods)',
+    ),
+    rule(
+      'owner-reference',
+      'object',
+      ownerReference(),
+      "must have one ownerReference, blocking its owner's deletion, naming the owner's API version and the name in its owner label",
+    ),
+    rule(
+      'no-finalizers',
+      'object',
+      `!has(object.metadata.finalizers) || object.metadata.finalizers.all(f, oldObject != null && has(oldObject.metadata.finalizers) && f in oldObject.metadata.finalizers)`,
+      "must not get a finalizer (it would block its deletion, and its owner's)",
+    ),
+    rule(
+      'backoff-limit',
+      'object',
+      is(JOB, 'backoffLimit', String(pinned.backoffLimit)),
+      `the Job's backoffLimit must be ${pinned.backoffLimit}`,
+    ),
+    rule(
+      'completion-mode',
+      'object',
+      `${unsetOr(JOB, 'completionMode', "'NonIndexed'")} && ` +
+        unset(JOB, ['backoffLimitPerIndex', 'maxFailedIndexes', 'podFailurePolicy', 'successPolicy']),
+      'the Job must be NonIndexed, without backoffLimitPerIndex, maxFailedIndexes, podFailurePolicy or successPolicy (each changes how often its pod may run)',
+    ),
+    rule(
+      'restart-policy',
+      'object',
+      is(POD, 'restartPolicy', cel(pinned.restartPolicy)),
+      `the pod's restartPolicy must be ${pinned.restartPolicy} (a failed run counts against backoffLimit)`,
+    ),
+    rule(
+      'no-pull-secrets',
+      'object',
+      none(POD, 'imagePullSecrets'),
+      "the pod must have no imagePullSecrets (they would use the namespace's registry credentials)",
+    ),
+    rule(
+      'no-groups',
+      'object',
+      `${unset(POD, ['securityContext.fsGroup', 'securityContext.fsGroupChangePolicy', 'securityContext.supplementalGroupsPolicy'])} && ` +
+        none(POD, 'securityContext.supplementalGroups'),
+      'the pod must set no fsGroup, fsGroupChangePolicy, supplementalGroups or supplementalGroupsPolicy (group 0 reads what root may)',
+    ),
+    rule(
+      'no-terminal',
+      'object',
+      eachContainer(`!${is('c', 'stdin', 'true')} && !${is('c', 'stdinOnce', 'true')} && !${is('c', 'tty', 'true')}`),
+      'the container must not set stdin, stdinOnce or tty (an attachable shell)',
+    ),
+    rule(
+      'pod-labels',
+      'object',
+      `${present(JOB, 'template.metadata.labels')} && ${JOB}.template.metadata.labels.all(k, k in ${JSON.stringify(pinned.podLabelKeys)}) && ` +
+        `${cel(managedByKey)} in ${JOB}.template.metadata.labels && ${JOB}.template.metadata.labels[${cel(managedByKey)}] == ${cel(managedByValue)}`,
+      `the pod's labels must be the operator's (${managedByKey}: ${managedByValue}; keys ${pinned.podLabelKeys.join(', ')}): ` +
+        'others would put the pod behind a Service or under a NetworkPolicy meant for other pods',
+    ),
+    rule(
+      'concurrency',
+      'object',
+      forCronJobs(is('object.spec', 'concurrencyPolicy', cel(cron.concurrencyPolicy))),
+      `the CronJob's concurrencyPolicy must be ${cron.concurrencyPolicy}`,
+    ),
+    rule(
+      'history-limits',
+      'object',
+      forCronJobs(
+        `${is('object.spec', 'successfulJobsHistoryLimit', String(cron.successfulJobsHistoryLimit))} && ` +
+          `${is('object.spec', 'failedJobsHistoryLimit', String(cron.failedJobsHistoryLimit))} && ` +
+          is('object.spec', 'startingDeadlineSeconds', String(cron.startingDeadlineSeconds)),
+      ),
+      `the CronJob must keep successfulJobsHistoryLimit ${cron.successfulJobsHistoryLimit}, failedJobsHistoryLimit ${cron.failedJobsHistoryLimit} and startingDeadlineSeconds ${cron.startingDeadlineSeconds}`,
     ),
   ];
 }

@@ -30,10 +30,16 @@
  * sources the operator uses, so they cannot drift apart.
  */
 import type { Construct } from 'constructs';
+import type { Echo } from '../src/api/echo.js';
+import type { ScheduledEcho } from '../src/api/scheduledecho.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../src/controllers/common/labels.js';
+import { ownerLabel } from '../src/controllers/common/owner.js';
+import { desiredJob } from '../src/controllers/echo/desired.js';
 import { CONTROLLERS } from '../src/controllers/index.js';
+import { desiredCronJob } from '../src/controllers/scheduledecho/desired.js';
 import type { ControllerSpec } from '../src/runtime/controller/index.js';
-import { CONFIGMAPS, CRONJOBS, JOBS, SERVICES, type ResourceType } from '../src/kube/resources.js';
-import { cel, confinementRules, type ConfinementRule } from './confinement-rules.js';
+import { apiVersionOf, CONFIGMAPS, CRONJOBS, JOBS, SERVICES, type ResourceType } from '../src/kube/resources.js';
+import { cel, confinementRules, type ConfinementRule, type PinnedFields } from './confinement-rules.js';
 import * as k8s from './imports/k8s.js';
 
 const key = (type: ResourceType): string => `${type.group}/${type.resource}`;
@@ -79,6 +85,33 @@ export function confinedKinds(
   );
 }
 
+/**
+ * The labels the API server adds to a Job's pod template (the Job's selector), which the pod's
+ * labels may hold besides the operator's.
+ */
+const JOB_CONTROLLER_LABELS = ['batch.kubernetes.io/controller-uid', 'batch.kubernetes.io/job-name', 'controller-uid', 'job-name'];
+
+/** What the operator sets on its Jobs and CronJobs, read from the objects its controllers build. */
+export function pinnedFields(jobImage: string): PinnedFields {
+  const owner = { name: 'x', namespace: 'x', uid: 'x', generation: 1 };
+  const job = desiredJob({ metadata: owner, spec: { message: 'x' } } as Echo, jobImage);
+  const cronJob = desiredCronJob({ metadata: owner, spec: { message: 'x', schedule: '@hourly' } } as ScheduledEcho, jobImage);
+  const cron = cronJob.spec!;
+  const labelKeys = [job, cronJob.spec!.jobTemplate].flatMap((o) => Object.keys(o.spec!.template.metadata!.labels!));
+  return {
+    backoffLimit: job.spec!.backoffLimit!,
+    restartPolicy: job.spec!.template.spec!.restartPolicy!,
+    podLabelKeys: [...new Set([...labelKeys, ...JOB_CONTROLLER_LABELS])].sort(),
+    managedBy: [MANAGED_BY_LABEL, MANAGED_BY],
+    cronJob: {
+      concurrencyPolicy: cron.concurrencyPolicy!,
+      successfulJobsHistoryLimit: cron.successfulJobsHistoryLimit!,
+      failedJobsHistoryLimit: cron.failedJobsHistoryLimit!,
+      startingDeadlineSeconds: cron.startingDeadlineSeconds!,
+    },
+  };
+}
+
 /** `cond ? a : cond2 ? b : c` over the owned kinds, keyed by the request's resource. */
 function byResource(kinds: { type: ResourceType }[], value: (i: number) => string): string {
   return kinds.reduceRight(
@@ -109,7 +142,12 @@ export function addConfinementPolicy(scope: Construct, props: ConfinementPolicyP
   const metadata = { name: props.name, labels: props.labels };
   const an = (word: string): string => `${/^[AEIOU]/.test(word) ? 'an' : 'a'} ${word}`;
   const ownerRule = kinds.map((k) => `${an(k.type.kind)} by ${an(k.owner.kind)} (${k.owner.group})`).join(', ');
-  const rules = confinementRules({ jobImage: props.jobImage, maxResources: props.jobMaxResources, ownerRule });
+  const rules = confinementRules({
+    jobImage: props.jobImage,
+    maxResources: props.jobMaxResources,
+    ownerRule,
+    pinned: pinnedFields(props.jobImage),
+  });
   new k8s.KubeValidatingAdmissionPolicy(scope, 'ConfinementPolicy', {
     metadata,
     spec: {
@@ -130,6 +168,14 @@ export function addConfinementPolicy(scope: Construct, props: ConfinementPolicyP
         {
           name: 'ownerGroup',
           expression: `${celStringMap(kinds.map((k) => [k.type.resource, k.owner.group]))}[request.resource.resource]`,
+        },
+        {
+          name: 'ownerApiVersion',
+          expression: `${celStringMap(kinds.map((k) => [k.type.resource, apiVersionOf(k.owner)]))}[request.resource.resource]`,
+        },
+        {
+          name: 'ownerLabel',
+          expression: `${celStringMap(kinds.map((k) => [k.type.resource, ownerLabel(k.owner as ResourceType & { singular: string })]))}[request.resource.resource]`,
         },
         { name: 'job', expression: `(${byResource(kinds, (i) => kinds[i]!.jobSpec)})` },
         { name: 'pod', expression: `(${byResource(kinds, (i) => kinds[i]!.template)}).spec` },

@@ -176,6 +176,44 @@ test("the operator's token may create only Jobs and CronJobs of its shape: one r
     ],
     ['an init container', reshaped(job, (j) => (podSpec(j).initContainers = [{ ...container(j), name: 'init' }])), 'one-container'],
     ['no owner', reshaped(job, (j) => delete j.metadata!.ownerReferences), 'owner'],
+    // Issue 44: what the token could still start, by amount rather than shape.
+    ['concurrencyPolicy Allow', reshaped(cronJob, (c) => (c.spec!.concurrencyPolicy = 'Allow')), 'concurrency'],
+    ['a history of 100 successful Jobs', reshaped(cronJob, (c) => (c.spec!.successfulJobsHistoryLimit = 100)), 'history-limits'],
+    ['a history of 100 failed Jobs', reshaped(cronJob, (c) => (c.spec!.failedJobsHistoryLimit = 100)), 'history-limits'],
+    ['backoffLimit 2147483647', reshaped(job, (j) => (jobSpec(j).backoffLimit = 2147483647)), 'backoff-limit'],
+    ['backoffLimit 2147483647 in a CronJob', reshaped(cronJob, (c) => (jobSpec(c).backoffLimit = 2147483647)), 'backoff-limit'],
+    [
+      'Indexed completion with backoffLimitPerIndex',
+      reshaped(job, (j) => Object.assign(jobSpec(j), { completionMode: 'Indexed', completions: 1, backoffLimitPerIndex: 1000 })),
+      'completion-mode',
+    ],
+    [
+      'a podFailurePolicy that ignores failures',
+      reshaped(job, (j) => (jobSpec(j).podFailurePolicy = { rules: [{ action: 'Ignore', onExitCodes: { operator: 'In', values: [1] } }] })),
+      'completion-mode',
+    ],
+    ['restartPolicy OnFailure', reshaped(job, (j) => (podSpec(j).restartPolicy = 'OnFailure')), 'restart-policy'],
+    ['imagePullSecrets', reshaped(job, (j) => (podSpec(j).imagePullSecrets = [{ name: 'registry' }])), 'no-pull-secrets'],
+    ['fsGroup 0', reshaped(job, (j) => (podSpec(j).securityContext!.fsGroup = 0)), 'no-groups'],
+    ['supplementalGroups [0], in a CronJob', reshaped(cronJob, (c) => (podSpec(c).securityContext!.supplementalGroups = [0])), 'no-groups'],
+    ['a pod label of another app', reshaped(job, (j) => (jobSpec(j).template.metadata!.labels!['app'] = 'database')), 'pod-labels'],
+    ['stdin and tty', reshaped(job, (j) => Object.assign(container(j), { stdin: true, tty: true })), 'no-terminal'],
+    ['a finalizer, in a CronJob', reshaped(cronJob, (c) => (c.metadata!.finalizers = ['example.com/block'])), 'no-finalizers'],
+    [
+      'an ownerReference to an Echo of another name than its owner label, in kube-system',
+      reshaped(inKubeSystem(job), (j) => (j.metadata!.ownerReferences = [{ ...j.metadata!.ownerReferences![0]!, name: 'no-such-echo' }])),
+      'owner-reference',
+    ],
+    [
+      'a second ownerReference',
+      reshaped(job, (j) => j.metadata!.ownerReferences!.push({ ...cronJob.metadata!.ownerReferences![0]!, controller: false })),
+      'owner-reference',
+    ],
+    [
+      "an ownerReference that does not block its owner's deletion",
+      reshaped(job, (j) => (j.metadata!.ownerReferences![0]!.blockOwnerDeletion = false)),
+      'owner-reference',
+    ],
     ['a Job owned by a ScheduledEcho', reshaped(job, (j) => (j.metadata!.ownerReferences = cronJob.metadata!.ownerReferences)), 'owner'],
   ];
   for (const [what, obj, rule] of refused) {
@@ -211,6 +249,10 @@ test("the operator's token may update and delete only the Jobs and CronJobs its 
   assert.match(patched.stderr, refusal(policy, 'image'));
   const reapplied = applyAsOperator(reshaped(cronJob, (c) => (c.spec.schedule = '@daily')));
   assert.equal(reapplied.code, 0, reapplied.stderr);
+  // Nor may it add a finalizer to its own CronJob, which would block its deletion (issue 44).
+  const finalized = patchAsOperator(cronJob, 'merge', { metadata: { finalizers: ['example.com/block'] } });
+  assert.notEqual(finalized.code, 0, 'a finalizer was added');
+  assert.match(finalized.stderr, refusal(policy, 'no-finalizers'));
 
   // Not the operator's: a suspended Job and CronJob an admin made (no pod runs), of the operator's
   // shape but without its owner.

@@ -11,6 +11,7 @@ import type { V1ValidatingAdmissionPolicy } from '@kubernetes/client-node';
 import { Ajv } from 'ajv';
 import { parse } from 'yaml';
 import { synthesize } from '../../infra/chart.js';
+import { pinnedFields } from '../../infra/confinement.js';
 import { present } from '../../infra/confinement-rules.js';
 import { EchoperatorPropsError, type EchoperatorProps } from '../../infra/echoperator.js';
 import { VALUES_SCHEMA_FILE } from '../../infra/values-schema.js';
@@ -37,7 +38,10 @@ describe('the confinement rules', () => {
 
   it('read `object` only on CREATE and UPDATE and `oldObject` only on UPDATE and DELETE', () => {
     for (const v of validations) {
-      const reads = /\boldObject\b/.test(v.expression) ? 'oldObject' : 'object';
+      // A rule about the new object may compare it with the stored one, checking that one exists.
+      const readsNew = /(?<!old)\bobject\./.test(v.expression);
+      if (readsNew && /\boldObject\./.test(v.expression)) assert.match(v.expression, /oldObject != null && /, v.message);
+      const reads = /\boldObject\b/.test(v.expression) && !readsNew ? 'oldObject' : 'object';
       const guard = reads === 'oldObject' ? 'request.operation == "CREATE" || (' : 'request.operation == "DELETE" || (';
       assert.ok(v.expression.startsWith(guard), `${v.message}: ${v.expression}`);
       const body = v.expression.slice(guard.length);
@@ -68,8 +72,56 @@ describe('the confinement rules', () => {
       ['parallelism', /variables\.job\.parallelism == 1/],
       ['completions', /variables\.job\.completions == 1/],
       ['owned-before', /oldObject\.metadata\.ownerReferences/],
+      ['backoff-limit', /variables\.job\.backoffLimit == 3\)/],
+      ['restart-policy', /variables\.pod\.restartPolicy == "Never"/],
+      ['concurrency', /object\.spec\.concurrencyPolicy == "Forbid"/],
+      ['history-limits', /successfulJobsHistoryLimit == 3.*failedJobsHistoryLimit == 1.*startingDeadlineSeconds == 300/],
+      ['completion-mode', /completionMode == 'NonIndexed'.*backoffLimitPerIndex.*podFailurePolicy/],
+      ['no-pull-secrets', /imagePullSecrets/],
+      ['no-groups', /fsGroup.*supplementalGroups/],
+      ['no-terminal', /c\.stdin == true.*c\.tty == true/],
+      ['pod-labels', /"app\.kubernetes\.io\/managed-by".*== "echoperator"/],
+      ['no-finalizers', /f in oldObject\.metadata\.finalizers/],
+      ['owner-reference', /size\(object\.metadata\.ownerReferences\) == 1.*blockOwnerDeletion == true.*variables\.ownerApiVersion/],
     ];
     for (const [name, pattern] of expect) assert.match(byName.get(name) ?? '', pattern, name);
+  });
+});
+
+describe('the fields the confinement pins', () => {
+  it("are the values the operator's Jobs and CronJobs carry, read from its desired objects", () => {
+    const pinned = pinnedFields('busybox:1.37');
+    assert.deepEqual(pinned.cronJob, {
+      concurrencyPolicy: 'Forbid',
+      successfulJobsHistoryLimit: 3,
+      failedJobsHistoryLimit: 1,
+      startingDeadlineSeconds: 300,
+    });
+    assert.equal(pinned.backoffLimit, 3);
+    assert.equal(pinned.restartPolicy, 'Never');
+    assert.deepEqual(pinned.podLabelKeys, [
+      'app.kubernetes.io/component',
+      'app.kubernetes.io/managed-by',
+      'app.kubernetes.io/name',
+      'batch.kubernetes.io/controller-uid',
+      'batch.kubernetes.io/job-name',
+      'controller-uid',
+      'job-name',
+      'mmontes.io/echo',
+      'mmontes.io/scheduledecho',
+    ]);
+  });
+
+  it('tie an ownerReference to the owner kind of the request, by API version and owner label', () => {
+    const variables = new Map(policy().spec!.variables!.map((v) => [v.name, v.expression]));
+    assert.equal(
+      variables.get('ownerApiVersion'),
+      '{"jobs": "mmontes.io/v1alpha1", "cronjobs": "mmontes.io/v1alpha1"}[request.resource.resource]',
+    );
+    assert.equal(
+      variables.get('ownerLabel'),
+      '{"jobs": "mmontes.io/echo", "cronjobs": "mmontes.io/scheduledecho"}[request.resource.resource]',
+    );
   });
 });
 
