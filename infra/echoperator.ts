@@ -320,8 +320,10 @@ export class Echoperator extends Construct {
     addServiceMonitor(this, { config: r, labels, selector, metricsReaderRoleName: this.metricsReaderRoleName });
 
     if (r.metrics.enabled && r.metrics.networkPolicy.enabled) {
-      // See EchoperatorMetricsNetworkPolicyProps: selecting the pod isolates it for ingress, so
-      // the health port is allowed explicitly and the metrics port only from labelled namespaces.
+      // Selecting the pod isolates it for ingress: the metrics port is admitted from labelled
+      // namespaces only, and the health port from no pod at all. The kubelet's probes still
+      // arrive: NetworkPolicy always admits traffic from the pod's own node (the Kubernetes
+      // documentation's exception to ipBlock rules), which is the only peer the probe port serves.
       new k8s.KubeNetworkPolicy(this, 'MetricsNetworkPolicy', {
         metadata: meta(`${r.name}-allow-metrics-traffic`, ns),
         spec: {
@@ -332,7 +334,6 @@ export class Echoperator extends Construct {
               from: [{ namespaceSelector: { matchLabels: { ...r.metrics.networkPolicy.namespaceLabels } } }],
               ports: [{ port: k8s.IntOrString.fromNumber(r.metrics.port), protocol: 'TCP' }],
             },
-            { ports: [{ port: k8s.IntOrString.fromNumber(r.healthPort), protocol: 'TCP' }] },
           ],
         },
       });

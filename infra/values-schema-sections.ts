@@ -108,7 +108,7 @@ export const metrics = z
         .meta({
           description:
             "An opt-in NetworkPolicy for the operator's pods: the metrics port only from namespaces with namespaceLabels, " +
-            'the health port from anywhere. Only a CNI that enforces NetworkPolicies applies it.',
+            "the health port from no pod (NetworkPolicy always admits the pod's own node, whence the kubelet probes). Only a CNI that enforces NetworkPolicies applies it.",
         }),
     ),
   })

@@ -741,17 +741,14 @@ describe('the metrics endpoint', () => {
     assert.equal(container(objects()).volumeMounts!.length, 1);
   });
 
-  it('adds a NetworkPolicy only when asked: the metrics port from labelled namespaces, the health port from anywhere, ingress only', () => {
+  it('adds a NetworkPolicy only when asked: the metrics port from labelled namespaces, the health port from no pod, ingress only', () => {
     assert.equal(find(objects(), 'NetworkPolicy').length, 0);
     const objs = objects({ metrics: { networkPolicy: { enabled: true } } });
     const np = one<V1NetworkPolicy>(objs, 'NetworkPolicy', 'echoperator-allow-metrics-traffic', 'echoperator');
     assert.deepEqual(np.spec, {
       podSelector: { matchLabels: deployment(objs).spec!.selector.matchLabels },
       policyTypes: ['Ingress'],
-      ingress: [
-        { from: [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }], ports: [{ port: 2112, protocol: 'TCP' }] },
-        { ports: [{ port: 8081, protocol: 'TCP' }] },
-      ],
+      ingress: [{ from: [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }], ports: [{ port: 2112, protocol: 'TCP' }] }],
     });
     const custom = one<V1NetworkPolicy>(
       objects({
