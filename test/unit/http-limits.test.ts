@@ -13,7 +13,7 @@ import { after, describe, it } from 'node:test';
 import { connect as connectTls } from 'node:tls';
 import { ConnectionGuard, connectionLimits, type ConnectionLimits } from '../../src/observability/connectionlimits.js';
 import { HealthServer } from '../../src/observability/health.js';
-import { HttpListener, type TlsPair } from '../../src/observability/http.js';
+import { HttpListener, type Handler, type TlsPair } from '../../src/observability/http.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { MetricsServer } from '../../src/observability/metricsserver.js';
 import { selfSignedCertificate } from '../../src/observability/selfsigned.js';
@@ -26,14 +26,19 @@ const NEVER_MS = 60_000;
 const pair: TlsPair = selfSignedCertificate();
 
 async function listening(limits: Partial<ConnectionLimits>, tls?: TlsPair): Promise<HttpListener> {
-  const listener = new HttpListener(
+  return listeningWith(
     (req, res) => {
       const delayMs = Number(new URL(req.url ?? '/', 'http://test').searchParams.get('delay') ?? 0);
       setTimeout(() => res.end('ok'), delayMs); // a slow handler, on request: the workload, not a wait
     },
-    tls,
     limits,
+    tls,
   );
+}
+
+/** A listener on a free loopback port with `handler`, closed after the test. */
+async function listeningWith(handler: Handler, limits: Partial<ConnectionLimits>, tls?: TlsPair): Promise<HttpListener> {
+  const listener = new HttpListener(handler, tls, limits);
   await listener.listen({ port: 0, host: '127.0.0.1', setting: 'TEST_PORT', what: 'test server' });
   after(() => listener.close());
   return listener;
@@ -220,17 +225,14 @@ describe('connection limits of the metrics and probe servers', () => {
     let handled = 0;
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    const listener = new HttpListener(
+    const listener = await listeningWith(
       async (_req, res) => {
         handled++;
         await released;
         res.end('ok');
       },
-      undefined,
       { firstRequestMs: NEVER_MS },
     );
-    await listener.listen({ port: 0, host: '127.0.0.1', setting: 'TEST_PORT', what: 'test server' });
-    after(() => listener.close());
     const socket = await silent(listener.port);
     socket.write('GET /1 HTTP/1.1\r\nHost: test\r\n\r\nGET /2 HTTP/1.1\r\nHost: test\r\n\r\n');
     await closedWithin(socket);
@@ -240,16 +242,13 @@ describe('connection limits of the metrics and probe servers', () => {
 
   it('a pipelining client that never reads gets one request served and its connection closed, whatever it sent', async () => {
     let handled = 0;
-    const listener = new HttpListener(
+    const listener = await listeningWith(
       (_req, res) => {
         handled++;
         res.end('ok');
       },
-      undefined,
       { firstRequestMs: NEVER_MS },
     );
-    await listener.listen({ port: 0, host: '127.0.0.1', setting: 'TEST_PORT', what: 'test server' });
-    after(() => listener.close());
     const socket = await silent(listener.port);
     socket.pause(); // never reads: its responses can only pile up on the server
     socket.on('error', () => undefined);
