@@ -96,8 +96,8 @@ export function pinnedFields(jobImage: string): PinnedFields {
   const owner = { name: 'x', namespace: 'x', uid: 'x', generation: 1 };
   const job = desiredJob({ metadata: owner, spec: { message: 'x' } } as Echo, jobImage);
   const cronJob = desiredCronJob({ metadata: owner, spec: { message: 'x', schedule: '@hourly' } } as ScheduledEcho, jobImage);
-  const cron = cronJob.spec!;
-  const labelKeys = [job, cronJob.spec!.jobTemplate].flatMap((o) => Object.keys(o.spec!.template.metadata!.labels!));
+  const cron = cronJob.spec;
+  const labelKeys = [job, cronJob.spec.jobTemplate].flatMap((o) => Object.keys(o.spec!.template.metadata!.labels!));
   return {
     backoffLimit: job.spec!.backoffLimit!,
     restartPolicy: job.spec!.template.spec!.restartPolicy!,

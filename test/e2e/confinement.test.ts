@@ -177,9 +177,9 @@ test("the operator's token may create only Jobs and CronJobs of its shape: one r
     ['an init container', reshaped(job, (j) => (podSpec(j).initContainers = [{ ...container(j), name: 'init' }])), 'one-container'],
     ['no owner', reshaped(job, (j) => delete j.metadata!.ownerReferences), 'owner'],
     // Issue 44: what the token could still start, by amount rather than shape.
-    ['concurrencyPolicy Allow', reshaped(cronJob, (c) => (c.spec!.concurrencyPolicy = 'Allow')), 'concurrency'],
-    ['a history of 100 successful Jobs', reshaped(cronJob, (c) => (c.spec!.successfulJobsHistoryLimit = 100)), 'history-limits'],
-    ['a history of 100 failed Jobs', reshaped(cronJob, (c) => (c.spec!.failedJobsHistoryLimit = 100)), 'history-limits'],
+    ['concurrencyPolicy Allow', reshaped(cronJob, (c) => (c.spec.concurrencyPolicy = 'Allow')), 'concurrency'],
+    ['a history of 100 successful Jobs', reshaped(cronJob, (c) => (c.spec.successfulJobsHistoryLimit = 100)), 'history-limits'],
+    ['a history of 100 failed Jobs', reshaped(cronJob, (c) => (c.spec.failedJobsHistoryLimit = 100)), 'history-limits'],
     ['backoffLimit 2147483647', reshaped(job, (j) => (jobSpec(j).backoffLimit = 2147483647)), 'backoff-limit'],
     ['backoffLimit 2147483647 in a CronJob', reshaped(cronJob, (c) => (jobSpec(c).backoffLimit = 2147483647)), 'backoff-limit'],
     [
