@@ -16,6 +16,7 @@ import { packageVersion } from '../../scripts/ship/build.js';
 import { denoBinary, denoPermissions, ensureBundle, ensureSea, NODE_LINES, nodeBinary, nodeMajor } from '../../scripts/ship/runtimes.js';
 import { applyEcho, eventually, jobsOf, kubeconfig, kubectl, onlyJobOf, testNamespace } from '../support/kube.js';
 import { getEcho } from '../support/runs.js';
+import { scratchDir } from '../support/scratch.js';
 import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorCommand } from '../support/operator.js';
 
 type Ports = { healthPort: number; metricsPort: number };
@@ -31,6 +32,9 @@ interface Runtime {
 const bundle = await ensureBundle();
 const sea = await ensureSea();
 const deno = denoBinary();
+// A cache of Deno's own for this file: Deno 2.9.5 reused the compiled code of an earlier bundle
+// of the same byte length at the same path (ReferenceError in code the new bundle does not have).
+process.env.DENO_DIR = scratchDir('deno-dir');
 
 /** host:port of the API server, for Deno's --allow-net. */
 function apiServerHost(): string {
