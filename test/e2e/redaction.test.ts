@@ -83,11 +83,13 @@ test(
 );
 
 test(
-  'a proxy password with "/", "#", "?" or a quote, which stop the URL from parsing: the start-up error hides it',
+  'a proxy password with "/", "#" or "?", which stop the URL from parsing: the start-up error hides it',
   { timeout: 60_000 },
   async (t) => {
     const plain = kubeconfigFile('plain-unparsed', { server: 'https://api.redaction.invalid:6443' }, { token: 'not-a-secret-here' });
-    for (const c of ['/', '#', '?', '"']) {
+    // A quote does not stop WHATWG URL parsing (it is percent-encoded in the password): such a
+    // proxy is used, not refused; the unit tests cover its redaction in messages.
+    for (const c of ['/', '#', '?']) {
       const half = Math.floor(PLANTED.length / 2);
       const run = await startOperator(t, {
         ...NO_PROXIES,
