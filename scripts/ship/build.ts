@@ -21,7 +21,7 @@
  * `__ECHOPERATOR_VERSION__` define (see src/version.ts). dist/manifests/ belongs to cdk8s: never
  * written here.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -95,9 +95,8 @@ export interface BundleResult {
 
 export async function buildBundle(version = process.env.ECHOPERATOR_VERSION || packageVersion()): Promise<BundleResult> {
   const started = performance.now();
-  rmSync(BUNDLE_DIR, { recursive: true, force: true });
   mkdirSync(BUNDLE_DIR, { recursive: true });
-  const { metafile } = await esbuild.build({
+  const { metafile, outputFiles } = await esbuild.build({
     absWorkingDir: ROOT,
     entryPoints: ['src/main.ts'],
     outfile: BUNDLE,
@@ -107,8 +106,12 @@ export async function buildBundle(version = process.env.ECHOPERATOR_VERSION || p
     legalComments: 'eof',
     metafile: true,
     define: { __ECHOPERATOR_VERSION__: JSON.stringify(version) },
+    write: false,
   });
-  writeFileSync(resolve(BUNDLE_DIR, 'package.json'), '{"type":"commonjs"}\n');
+  // Each file replaced whole by a rename: a process running the previous bundle meanwhile (a test
+  // file beside the release's) never finds it missing or half written.
+  for (const file of outputFiles) replaceFile(file.path, file.contents);
+  replaceFile(resolve(BUNDLE_DIR, 'package.json'), '{"type":"commonjs"}\n');
   const code = readFileSync(BUNDLE);
   const result = {
     path: BUNDLE,
@@ -120,6 +123,12 @@ export async function buildBundle(version = process.env.ECHOPERATOR_VERSION || p
   };
   if (result.bytes >= MAX_BUNDLE_BYTES) throw new Error(`bundle is ${kib(result.bytes)}, over the ${kib(MAX_BUNDLE_BYTES)} budget`);
   return result;
+}
+
+function replaceFile(path: string, contents: string | Uint8Array): void {
+  const partial = `${path}.partial-${process.pid}`;
+  writeFileSync(partial, contents);
+  renameSync(partial, path);
 }
 
 export function kib(bytes: number): string {
