@@ -879,6 +879,6 @@ describe('the app', () => {
     assert.equal(cfg.output, 'dist/manifests');
     assert.match(cfg.app, /tsx infra\/main\.ts$/);
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
-    assert.equal(pkg.scripts.synth, 'tsx infra/main.ts');
+    assert.equal(pkg.scripts.synth, 'scripts/testbed/main-node.sh tsx infra/main.ts');
   });
 });
