@@ -15,7 +15,6 @@
  * bounded: connections still open CLOSE_LIMIT_MS after the last was opened, or PHASE_LIMIT_MS
  * after the phase's start, are destroyed and reported.
  */
-import { get } from 'node:http';
 import { connect as connectTcp, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
 import { CONNECTION_LIMITS } from '../../../src/observability/connectionlimits.js';
@@ -25,6 +24,7 @@ import {
   log,
   mib,
   now,
+  probe,
   secs,
   sleep,
   startOperator,
@@ -116,16 +116,8 @@ class Monitor {
 }
 
 /** One kubelet-style probe: a connection of its own, 1 s to answer 200. */
-function readyz(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = get({ host: '127.0.0.1', port, path: '/readyz', agent: false, timeout: 1_000 }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode === 200));
-      res.on('error', () => resolve(false));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve(false));
-  });
+async function readyz(port: number): Promise<boolean> {
+  return (await probe(port, '/readyz', 1_000))?.status === 200;
 }
 
 /** Opens `n` idle connections and waits until the server closed them all, or the phase limit. */

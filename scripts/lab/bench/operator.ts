@@ -2,6 +2,7 @@
  * Operator processes under benchmark: spawned, waited for, killed again (also on Ctrl-C).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { get } from 'node:http';
 import { freePort } from '../../testbed/controlplane/cluster.js';
 import { type BenchEnv } from './env.js';
 import { now, sleep } from './log.js';
@@ -77,7 +78,10 @@ export async function startOperator(env: BenchEnv, vars: Record<string, string>)
   };
 }
 
-/** Polls /readyz; resolves with performance.now() of the first 200 and of the first answer at all. */
+/**
+ * Polls /readyz as the kubelet probes (see probe); resolves with performance.now() of the first
+ * 200 and of the first answer at all.
+ */
 export async function waitReady(
   op: OperatorHandle,
   opts: { intervalMs?: number; timeoutMs?: number } = {},
@@ -86,16 +90,31 @@ export async function waitReady(
   let listeningAt = 0;
   for (;;) {
     if (!op.alive()) throw new Error(`operator exited before it was ready:\n${op.tail()}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${op.healthPort}/readyz`, { signal: AbortSignal.timeout(2000) });
-      const at = now();
-      listeningAt ||= at;
-      await res.arrayBuffer();
-      if (res.ok) return { readyAt: at, listeningAt };
-    } catch {
-      // not listening yet
+    const answer = await probe(op.healthPort, '/readyz', 2000);
+    if (answer) {
+      listeningAt ||= answer.at;
+      if (answer.status === 200) return { readyAt: answer.at, listeningAt };
     }
     if (now() > deadline) throw new Error(`operator not ready in time:\n${op.tail()}`);
     await sleep(opts.intervalMs ?? 50);
   }
+}
+
+/**
+ * One GET as the kubelet probes: a connection of its own, closed after (its prober turns
+ * keep-alive off), so no connection of the bench's stays open into what is measured next (an
+ * open one keeps the operator's deadline checks running). The status and performance.now() when
+ * the answer's headers came, or undefined when none came within timeoutMs.
+ */
+export function probe(port: number, path: string, timeoutMs: number): Promise<{ status: number; at: number } | undefined> {
+  return new Promise((resolve) => {
+    const req = get({ host: '127.0.0.1', port, path, agent: false, timeout: timeoutMs }, (res) => {
+      const answer = { status: res.statusCode ?? 0, at: now() };
+      res.resume();
+      res.on('end', () => resolve(answer));
+      res.on('error', () => resolve(undefined));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve(undefined));
+  });
 }

@@ -1,7 +1,7 @@
 /**
  * Memory and CPU of a process, from /proc.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { now, sleep } from './log.js';
 
 export function vmRssBytes(pid: number): number | undefined {
@@ -24,6 +24,37 @@ export function processCpuSeconds(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+export interface ThreadTimes {
+  /** Nanoseconds its threads ran (each thread's schedstat: no 10 ms ticks, so a process that idles at a fraction of a ms a second still reads). */
+  cpuNs: number;
+  /** Context switches of its threads, voluntary and not: each follows a wake-up of a thread. */
+  switches: number;
+}
+
+/**
+ * CPU time and context switches summed over the threads a process has now, or undefined once it
+ * is gone. A thread that ended takes its share with it: for windows in which threads live on (idle).
+ */
+export function threadTimes(pid: number): ThreadTimes | undefined {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return undefined;
+  }
+  const sum = { cpuNs: 0, switches: 0 };
+  for (const tid of tids) {
+    try {
+      sum.cpuNs += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+      for (const m of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) sum.switches += Number(m[1]);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return sum;
 }
 
 /**

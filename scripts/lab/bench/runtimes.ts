@@ -9,7 +9,7 @@
  */
 import { createNamespace, deleteNamespace, log, median, mib, now, ratioCell, secs, table, type BenchEnv } from './common.js';
 import { inTurn, type Contestant } from './contestants.js';
-import { backlogRun, idleRun, memoryRun, type Run } from './peers.js';
+import { backlogRun, IDLE_WINDOWS_TEXT, idleRun, memoryRun, type Run } from './peers.js';
 import { loadLine, machine, provenance, type Section } from './report.js';
 import { createReconciledEchos } from './workload.js';
 import { NODE_LINES, nodeBinary, nodeMajor } from '../../ship/runtimes.js';
@@ -82,11 +82,11 @@ export async function runtimes(env: BenchEnv, opts: RuntimesOptions): Promise<Se
   rows.push(row('RSS idle (caches synced, empty)', cs, idle, (r) => r.rss, mib));
   rows.push(
     row(
-      'CPU idle (ms per second over 30 s)',
+      `CPU idle (ms per second ${IDLE_WINDOWS_TEXT.idle})`,
       cs,
       idle,
       (r) => r.idleCpuMsPerS,
-      (x) => `${x.toFixed(1)} ms/s`,
+      (x) => `${x.toFixed(2)} ms/s`,
     ),
   );
 
