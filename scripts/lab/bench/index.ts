@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { formatDuration } from '../../ship/errors.js';
 import { installCrds, installSignalHandlers, isInterrupted, log, now, openEnv, runCleanups, type BenchEnv } from './common.js';
+import { PEER_PARTS, peerPart, type PeerPart } from './peer-parts.js';
 import { updateDoc, type Section } from './report.js';
 import { faultOptions, type CampaignOptions } from '../faults/campaign-options.js';
 
@@ -75,6 +76,7 @@ Options:
   --live-rate R       peers: that rate, Echos per second (default 100)
   --annotations K     memory: the annotations comparison (K KiB per Echo, at most 256 including keys)
                       instead of the usual memory run
+  --parts LIST        peers: which of idle, backlog, live, memory to measure (default all)
   --memory-n LIST     peers: reconciled Echos + Jobs under a fresh process: RSS, restart writes
                       (default 1000,10000)
   --samples S         latency: Echos per operator; fairness: probe Echos per run (default 20)
@@ -110,6 +112,7 @@ interface Options {
   liveN: number;
   liveRate: number;
   memorySizes: number[];
+  peerParts: PeerPart[];
   annotationsKiB: number | undefined;
   samples: number;
   privateCluster: boolean;
@@ -130,6 +133,7 @@ function parse(argv: string[]): Options | undefined {
       'live-n': { type: 'string' },
       'live-rate': { type: 'string' },
       'memory-n': { type: 'string' },
+      parts: { type: 'string' },
       annotations: { type: 'string' },
       samples: { type: 'string' },
       'private-cluster': { type: 'boolean', default: false },
@@ -168,6 +172,7 @@ function parse(argv: string[]): Options | undefined {
     liveN: values['live-n'] ? positiveInt('--live-n', values['live-n']) : 1000,
     liveRate: values['live-rate'] ? positiveInt('--live-rate', values['live-rate']) : 100,
     annotationsKiB: values.annotations ? annotationsKiB(positiveInt('--annotations', values.annotations)) : undefined,
+    peerParts: values.parts === undefined ? [...PEER_PARTS] : values.parts.split(',').map((v) => peerPart(v.trim())),
     memorySizes: values['memory-n']?.split(',').map((v) => positiveInt('--memory-n', v.trim())) ?? [1000, 10_000],
     samples: values.samples ? positiveInt('--samples', values.samples) : 20,
     privateCluster: values['private-cluster'] ?? false,
@@ -229,6 +234,7 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
         liveN: o.liveN,
         livePerSecond: o.liveRate,
         memorySizes: o.memorySizes,
+        parts: o.peerParts,
       });
     }
     case 'fairness': {

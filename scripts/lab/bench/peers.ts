@@ -42,6 +42,7 @@ import {
 } from './common.js';
 import { baseline, contestants, inTurn, ours, type Contestant } from './contestants.js';
 import { settle } from './memory.js';
+import { PEER_PARTS, type PeerPart } from './peer-parts.js';
 import { loadLine, machine, provenance, type Section } from './report.js';
 import { awaitDone } from './throughput.js';
 import { createEchos, createReconciledEchos, EchoTracker } from './workload.js';
@@ -56,6 +57,8 @@ export interface PeersOptions {
   livePerSecond: number;
   /** Reconciled Echos + Jobs under a fresh process: RSS and restart writes. */
   memorySizes: number[];
+  /** What to measure; the table holds only these parts' rows. */
+  parts: readonly PeerPart[];
 }
 
 /** One contestant's figures in one round; absent = not measured in that kind of run. */
@@ -306,32 +309,34 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
   const rows: string[][] = [];
   const details: string[] = [];
 
-  const idle = await rounds(pair, opts.rounds, 'idle', (c) => idleRun(c, opts.workers));
-  rows.push(
-    row(
-      'spawn -> /readyz (caches synced, empty namespace)',
-      idle,
-      (r) => r.ms,
-      (x) => secs(x, 3),
-      '',
-    ),
-  );
-  rows.push(row('RSS idle (caches synced, empty)', idle, (r) => r.rss, mib, ''));
-  rows.push(row(`CPU after start-up (ms per second ${IDLE_WINDOWS_TEXT.tail})`, idle, (r) => r.tailCpuMsPerS, msPerS, ''));
-  rows.push(
-    row(`CPU idle (caches synced, empty; ms per second ${IDLE_WINDOWS_TEXT.idle})`, idle, (r) => r.idleCpuMsPerS, msPerS, '<= 1.0'),
-  );
-  rows.push(
-    row(
-      `wake-ups a second, idle (context switches of all threads ${IDLE_WINDOWS_TEXT.idle})`,
-      idle,
-      (r) => r.idleWakeupsPerS,
-      (x) => x.toFixed(1),
-      '',
-    ),
-  );
+  if (opts.parts.includes('idle')) {
+    const idle = await rounds(pair, opts.rounds, 'idle', (c) => idleRun(c, opts.workers));
+    rows.push(
+      row(
+        'spawn -> /readyz (caches synced, empty namespace)',
+        idle,
+        (r) => r.ms,
+        (x) => secs(x, 3),
+        '',
+      ),
+    );
+    rows.push(row('RSS idle (caches synced, empty)', idle, (r) => r.rss, mib, ''));
+    rows.push(row(`CPU after start-up (ms per second ${IDLE_WINDOWS_TEXT.tail})`, idle, (r) => r.tailCpuMsPerS, msPerS, ''));
+    rows.push(
+      row(`CPU idle (caches synced, empty; ms per second ${IDLE_WINDOWS_TEXT.idle})`, idle, (r) => r.idleCpuMsPerS, msPerS, '<= 1.0'),
+    );
+    rows.push(
+      row(
+        `wake-ups a second, idle (context switches of all threads ${IDLE_WINDOWS_TEXT.idle})`,
+        idle,
+        (r) => r.idleWakeupsPerS,
+        (x) => x.toFixed(1),
+        '',
+      ),
+    );
+  }
 
-  for (const [i, n] of opts.sizes.entries()) {
+  for (const [i, n] of opts.parts.includes('backlog') ? opts.sizes.entries() : []) {
     const rs = await rounds(pair, opts.rounds, `backlog N=${n}`, (c) => backlogRun(c, n, { ...opts, rss: i === 0 }));
     const done: Window = { writes: (r) => r.writes, echos: n };
     const settled: Window = { writes: (r) => r.writesSettled, echos: n };
@@ -375,20 +380,22 @@ export async function peers(env: BenchEnv, opts: PeersOptions): Promise<Section[
     );
   }
 
-  const live = await rounds(pair, opts.rounds, `live N=${opts.liveN}`, (c) => liveRun(c, opts));
-  const liveWhat = `live ${opts.liveN} at ${opts.livePerSecond}/s`;
-  const liveRows: [string, (r: Run) => number, (x: number) => string, string][] = [
-    ['first POST -> all Jobs and statuses', (r) => r.ms, (x) => secs(x), '<= 1.0'],
-    ['POST answered -> status seen, p50', (r) => quantile(r.toStatus ?? [], 0.5), (x) => secs(x, 3), ''],
-    ['POST answered -> status seen, p99', (r) => quantile(r.toStatus ?? [], 0.99), (x) => secs(x, 3), ''],
-    ['operator CPU-seconds', (r) => r.operatorCpu, cpuS, '<= 1.0'],
-    ['kube-apiserver CPU-seconds', (r) => r.apiserverCpu, cpuS, '<= 1.0'],
-  ];
-  const liveWindow: Window = { writes: (r) => r.writes, echos: opts.liveN };
-  for (const [what, f, fmt, goal] of liveRows) rows.push(row(`${liveWhat}: ${what}`, live, f, fmt, goal, liveWindow));
-  rows.push(writesRow(`${liveWhat}: writes (audit log, last round)`, live, liveWindow));
+  if (opts.parts.includes('live')) {
+    const live = await rounds(pair, opts.rounds, `live N=${opts.liveN}`, (c) => liveRun(c, opts));
+    const liveWhat = `live ${opts.liveN} at ${opts.livePerSecond}/s`;
+    const liveRows: [string, (r: Run) => number, (x: number) => string, string][] = [
+      ['first POST -> all Jobs and statuses', (r) => r.ms, (x) => secs(x), '<= 1.0'],
+      ['POST answered -> status seen, p50', (r) => quantile(r.toStatus ?? [], 0.5), (x) => secs(x, 3), ''],
+      ['POST answered -> status seen, p99', (r) => quantile(r.toStatus ?? [], 0.99), (x) => secs(x, 3), ''],
+      ['operator CPU-seconds', (r) => r.operatorCpu, cpuS, '<= 1.0'],
+      ['kube-apiserver CPU-seconds', (r) => r.apiserverCpu, cpuS, '<= 1.0'],
+    ];
+    const liveWindow: Window = { writes: (r) => r.writes, echos: opts.liveN };
+    for (const [what, f, fmt, goal] of liveRows) rows.push(row(`${liveWhat}: ${what}`, live, f, fmt, goal, liveWindow));
+    rows.push(writesRow(`${liveWhat}: writes (audit log, last round)`, live, liveWindow));
+  }
 
-  for (const k of opts.memorySizes) {
+  for (const k of opts.parts.includes('memory') ? opts.memorySizes : []) {
     const ns = await createNamespace(env, 'bench-peer-memory');
     try {
       const t0 = now();
@@ -423,7 +430,8 @@ interface Measured {
 
 /** Where, when and how the run was made, against `other` (the peer or the baseline). */
 function runLine({ env, machine: m, load, opts }: Measured, other: string): string {
-  return `${provenance(env, m, `${other}. NUM_WORKERS=${opts.workers} for both. ${opts.rounds} rounds, alternating which runs first. `, load)}
+  const parts = opts.parts.length === PEER_PARTS.length ? '' : `Parts measured: ${opts.parts.join(', ')} (\`--parts\`). `;
+  return `${provenance(env, m, `${other}. NUM_WORKERS=${opts.workers} for both. ${opts.rounds} rounds, alternating which runs first. ${parts}`, load)}
 Load average at the end: ${loadLine()}.`;
 }
 
