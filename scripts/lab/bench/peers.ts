@@ -435,11 +435,21 @@ function runLine({ env, machine: m, load, opts }: Measured, other: string): stri
 Load average at the end: ${loadLine()}.`;
 }
 
+/**
+ * A run of some parts only (`--parts`) gets a section of its own (bench:peers:idle, ...), so the
+ * whole run's table is never replaced by part of it.
+ */
+function partsSuffix(opts: PeersOptions): { id: string; title: string } {
+  if (opts.parts.length === PEER_PARTS.length) return { id: '', title: '' };
+  return { id: `:${opts.parts.join('+')}`, title: ` (${opts.parts.join(', ')})` };
+}
+
 function peerSection(measured: Measured, peer: Contestant): Section {
   const { rows, details } = measured;
+  const part = partsSuffix(measured.opts);
   return {
-    id: 'peers',
-    markdown: `## Peers: controller-runtime
+    id: `peers${part.id}`,
+    markdown: `## Peers: controller-runtime${part.title}
 
 ${runLine(measured, `Peer: ${peer.env.operator.describe}`)}
 
@@ -467,9 +477,10 @@ ${details.join('\n\n')}`,
  */
 function baselineSection(measured: Measured, against: Contestant): Section {
   const withoutGoals = measured.rows.map((r) => r.slice(0, 5));
+  const part = partsSuffix(measured.opts);
   return {
-    id: 'peers:baseline',
-    markdown: `## Against a baseline build of ours
+    id: `peers:baseline${part.id}`,
+    markdown: `## Against a baseline build of ours${part.title}
 
 ${runLine(measured, `Baseline: ${against.env.operator.describe}`)}
 
