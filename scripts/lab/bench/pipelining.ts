@@ -71,19 +71,28 @@ const PROBE_TIMEOUT_MS = 1_000;
 const RSS_GROWTH_GOAL = 20 * 1_048_576;
 const REQUEST = 'GET /healthz HTTP/1.1\r\nHost: probe\r\n\r\n';
 
-interface Outcome {
+/** What the flood's growth is counted from. */
+export interface FloodMemory {
+  /** The warm idle RSS. */
+  idleRss: number;
+  /** The flood's peak RSS. */
+  peakRss: number;
+  /** What V8's young generation holds (committed) at the cold and at the warm idle; undefined when not read. */
+  coldYoung: number | undefined;
+  warmYoung: number | undefined;
+}
+
+interface Outcome extends FloodMemory {
   build: string;
   /** What ran: the command, for the report. */
   command: string;
   coldIdleRss: number;
   warmupProbes: number;
   warmupPeakRss: number;
-  idleRss: number;
-  /** The young generation's size at the warm idle over its cold one; undefined when not read. */
-  youngExcess: number | undefined;
-  peakRss: number;
   readyOk: number;
   readyFailed: number;
+  /** The failed ones by reason. */
+  readyFailures: string;
   slowestReadyMs: number;
   opened: number;
   exited: boolean;
@@ -116,10 +125,9 @@ async function runBuild(build: Contestant, ns: string, opts: PipeliningOptions):
     await sleep(REST_MS);
     const idleRss = await meanRss(op.pid, IDLE_SAMPLE_MS);
     const warmYoung = await youngGeneration(op);
-    const youngExcess = coldYoung === undefined || warmYoung === undefined ? undefined : Math.max(0, warmYoung - coldYoung);
     const peak = peakRssOf(op.pid);
     let stopped = false;
-    const answers: (number | undefined)[] = [];
+    const answers: (number | string)[] = [];
     const probing = (async () => {
       while (!stopped) {
         answers.push(await readyz(op.healthPort));
@@ -140,7 +148,7 @@ async function runBuild(build: Contestant, ns: string, opts: PipeliningOptions):
     await sleep(SETTLE_MS);
     stopped = true;
     const [peakRss] = await Promise.all([peak.stop(), probing]);
-    const ok = answers.filter((ms) => ms !== undefined);
+    const ok = answers.filter((a) => typeof a === 'number');
     const outcome: Outcome = {
       build: build.name,
       command: build.env.operator.describe,
@@ -148,16 +156,18 @@ async function runBuild(build: Contestant, ns: string, opts: PipeliningOptions):
       warmupProbes,
       warmupPeakRss,
       idleRss,
-      youngExcess,
+      coldYoung,
+      warmYoung,
       peakRss,
       readyOk: ok.length,
       readyFailed: answers.length - ok.length,
+      readyFailures: failures(answers),
       slowestReadyMs: Math.max(0, ...ok),
       opened,
       exited: !op.alive(),
     };
     log(
-      `  ${build.name}: cold idle RSS ${mib(coldIdleRss)}, warm-up (${warmupProbes} probes) peak ${mib(warmupPeakRss)}, warm idle RSS ${mib(idleRss)} (young generation +${mib(youngExcess)}), flood peak ${mib(peakRss)} (+${mib(growth(outcome))}); /readyz ${outcome.readyOk} ok / ${outcome.readyFailed} failed, slowest ${secs(outcome.slowestReadyMs)}; ${opened} connections${outcome.exited ? `; the operator exited:\n${op.tail()}` : ''}`,
+      `  ${build.name}: cold idle RSS ${mib(coldIdleRss)}, warm-up (${warmupProbes} probes) peak ${mib(warmupPeakRss)}, warm idle RSS ${mib(idleRss)} (young generation +${mib(youngExcess(outcome))}), flood peak ${mib(peakRss)} (+${mib(floodGrowth(outcome))}); /readyz ${outcome.readyOk} ok / ${outcome.readyFailed} failed${outcome.readyFailed ? ` (${outcome.readyFailures})` : ''}, slowest ${secs(outcome.slowestReadyMs)}; ${opened} connections${outcome.exited ? `; the operator exited:\n${op.tail()}` : ''}`,
     );
     return outcome;
   } finally {
@@ -165,9 +175,17 @@ async function runBuild(build: Contestant, ns: string, opts: PipeliningOptions):
   }
 }
 
-/** The flood's growth: its peak over the warm idle RSS, less the young generation's excess then. */
-function growth(o: Outcome): number {
-  return o.peakRss - (o.idleRss - (o.youngExcess ?? 0));
+/** What the young generation holds at the warm idle over its cold size (V8 may not have shrunk it after the warm-up); undefined when not read. */
+export function youngExcess(m: FloodMemory): number | undefined {
+  return m.coldYoung === undefined || m.warmYoung === undefined ? undefined : Math.max(0, m.warmYoung - m.coldYoung);
+}
+
+/**
+ * The flood's growth: its peak over the warm idle RSS less the young generation's excess then, so
+ * that the young generation's regrowth counts whether V8 had shrunk it after the warm-up or not.
+ */
+export function floodGrowth(m: FloodMemory): number {
+  return m.peakRss - (m.idleRss - (youngExcess(m) ?? 0));
 }
 
 /** What V8's young generation holds (committed), from the operator's own metrics; undefined when unread. */
@@ -248,22 +266,35 @@ function pipelineOnce(port: number, localAddress: string, payload: Buffer, until
 }
 
 /** A /readyz probe from 127.0.0.1 (the node's address, which the flood does not use). */
-function readyz(port: number): Promise<number | undefined> {
+function readyz(port: number): Promise<number | string> {
   return probe(port, '/readyz');
 }
 
-/** One kubelet-style probe: a connection of its own; resolves with the ms to a 200, or undefined. */
-function probe(port: number, path: string, localAddress?: string): Promise<number | undefined> {
+/**
+ * One kubelet-style probe: a connection of its own; resolves with the ms to a 200 within
+ * PROBE_TIMEOUT_MS, or why not (the status, "timeout", "late", an error's code).
+ */
+function probe(port: number, path: string, localAddress?: string): Promise<number | string> {
   const started = now();
   return new Promise((resolve) => {
     const req = get({ host: '127.0.0.1', port, path, localAddress, agent: false, timeout: PROBE_TIMEOUT_MS }, (res) => {
       res.resume();
-      res.on('end', () => resolve(res.statusCode === 200 && now() - started <= PROBE_TIMEOUT_MS ? now() - started : undefined));
-      res.on('error', () => resolve(undefined));
+      res.on('end', () => {
+        const ms = now() - started;
+        resolve(res.statusCode !== 200 ? `status ${res.statusCode}` : ms > PROBE_TIMEOUT_MS ? 'late' : ms);
+      });
+      res.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
     });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve(undefined));
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
   });
+}
+
+/** "3 × timeout, 1 × ECONNRESET": the failures by reason. */
+function failures(answers: readonly (number | string)[]): string {
+  const counts = new Map<string, number>();
+  for (const a of answers) if (typeof a === 'string') counts.set(a, (counts.get(a) ?? 0) + 1);
+  return [...counts].map(([why, n]) => `${n} × ${why}`).join(', ');
 }
 
 function report(env: BenchEnv, m: ReturnType<typeof machine>, load: string, opts: PipeliningOptions, outcomes: Outcome[]): string {
@@ -272,9 +303,9 @@ function report(env: BenchEnv, m: ReturnType<typeof machine>, load: string, opts
     o.build,
     mib(o.coldIdleRss),
     `${mib(o.warmupPeakRss)} (${o.warmupProbes})`,
-    `${mib(o.idleRss)} (${o.youngExcess === undefined ? 'n/a' : `+${mib(o.youngExcess)}`})`,
-    `${mib(o.peakRss)} (+${mib(growth(o))}, ${yes(growth(o) < RSS_GROWTH_GOAL)})`,
-    `${o.readyOk} / ${o.readyFailed} (${yes(o.readyFailed === 0)})`,
+    `${mib(o.idleRss)} (${youngExcess(o) === undefined ? 'n/a' : `+${mib(youngExcess(o))}`})`,
+    `${mib(o.peakRss)} (+${mib(floodGrowth(o))}, ${yes(floodGrowth(o) < RSS_GROWTH_GOAL)})`,
+    `${o.readyOk} / ${o.readyFailed} (${o.readyFailed === 0 ? 'yes' : `**no**: ${o.readyFailures}`})`,
     secs(o.slowestReadyMs),
     String(o.opened),
     o.exited ? '**yes**' : 'no',
