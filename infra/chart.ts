@@ -3,8 +3,7 @@
  */
 import { ApiObject, App, Chart, Yaml } from 'cdk8s';
 import type { Construct } from 'constructs';
-import { buildCrd } from '../src/api/crd.js';
-import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
+import { installedCrds } from './crds.js';
 import { Echoperator, resolveEchoperatorProps, type EchoperatorProps } from './echoperator.js';
 
 /** The install chart's id, hence its output file: dist/manifests/echoperator.k8s.yaml. */
@@ -27,25 +26,26 @@ export class EchoperatorChart extends Chart {
 }
 
 /**
- * The CRDs alone, verbatim from src/api (the same objects as crds/), so they can be managed apart
- * from the install: a GitOps tool syncs them with pruning off, since deleting a CRD deletes every
- * Echo and ScheduledEcho in the cluster, and Helm-style tooling never upgrades CRDs it installed.
+ * The CRDs alone (infra/crds.ts: src/api's, the same objects as crds/ save Helm's keep
+ * annotation), so they can be managed apart from the install: a GitOps tool syncs them with
+ * pruning off, since deleting a CRD deletes every Echo and ScheduledEcho in the cluster.
  */
 export class EchoperatorCrdsChart extends Chart {
-  constructor(scope: Construct, id: string) {
+  constructor(scope: Construct, id: string, keep: boolean) {
     super(scope, id, { disableResourceNameHashes: true });
-    for (const crd of CUSTOM_RESOURCES.map(buildCrd)) new ApiObject(this, `Crd-${crd.spec.names.kind}`, crd);
+    for (const crd of installedCrds(keep)) new ApiObject(this, `Crd-${crd.spec.names.kind}`, crd);
   }
 }
 
 /**
  * What the app synthesizes: two charts, hence two files in one folder, the CRDs (unless
- * installCrds is false) apart from the rest of the install. `kubectl apply -f` of the folder
+ * crds.enabled is false) apart from the rest of the install. `kubectl apply -f` of the folder
  * applies both, the CRDs' file first; a GitOps repository keeps each in a folder of its own.
  */
 export function addCharts(app: App, props: EchoperatorProps): void {
-  if (resolveEchoperatorProps(props).installCrds) new EchoperatorCrdsChart(app, CRDS_CHART_NAME);
-  new EchoperatorChart(app, CHART_NAME, { ...props, installCrds: false });
+  const { crds } = resolveEchoperatorProps(props);
+  if (crds.enabled) new EchoperatorCrdsChart(app, CRDS_CHART_NAME, crds.keep);
+  new EchoperatorChart(app, CHART_NAME, { ...props, crds: { ...crds, enabled: false } });
 }
 
 /** The files the app writes for these props (name -> text), in memory. */

@@ -20,8 +20,7 @@
 import { ApiObject } from 'cdk8s';
 import * as k8s from './imports/k8s.js';
 import { Construct } from 'constructs';
-import { buildCrd } from '../src/api/crd.js';
-import { CUSTOM_RESOURCES } from '../src/controllers/index.js';
+import { installedCrds } from './crds.js';
 import {
   CONFIG_CHECKSUM_ANNOTATION,
   ECHOPERATOR_VERSION,
@@ -111,12 +110,10 @@ export class Echoperator extends Construct {
       });
     }
 
-    if (r.installCrds) {
-      // Verbatim from src/api, no extra labels: the same objects as crds/, so installing from
-      // either source (or both, as the tests do) never fights over fields.
-      for (const crd of CUSTOM_RESOURCES.map(buildCrd)) {
-        new ApiObject(this, `Crd-${crd.spec.names.kind}`, crd);
-      }
+    if (r.crds.enabled) {
+      // src/api's, no extra labels: the same objects as crds/ (save Helm's keep annotation), so
+      // installing from either source (or both, as the tests do) never fights over fields.
+      for (const crd of installedCrds(r.crds.keep)) new ApiObject(this, `Crd-${crd.spec.names.kind}`, crd);
     }
 
     new k8s.KubeServiceAccount(this, 'ServiceAccount', {

@@ -87,7 +87,7 @@ export function withDefaults(props: EchoperatorProps): ResolvedEchoperatorProps 
   const r: ResolvedEchoperatorProps = {
     namespace,
     createNamespace: props.createNamespace ?? true,
-    installCrds: props.installCrds ?? true,
+    crds: { enabled: props.crds?.enabled ?? true, keep: props.crds?.keep ?? true },
     name: props.name ?? DEFAULTS.name,
     appName: props.appName ?? DEFAULTS.name,
     instance: props.instance ?? props.name ?? DEFAULTS.name,

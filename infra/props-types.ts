@@ -97,11 +97,15 @@ export interface EchoperatorProps extends EchoperatorPodProps {
    */
   readonly createNamespace?: boolean;
   /**
-   * Include the Echo and ScheduledEcho CRDs (generated from src/api). Set to false when the
-   * CRDs are installed separately, e.g. by a second install of the operator in the cluster.
-   * @default true
+   * The Echo and ScheduledEcho CRDs (generated from src/api), as cert-manager's chart offers
+   * them: `enabled` includes them in the install (the Helm chart templates them, so `helm
+   * upgrade` upgrades them); false when they are installed separately, e.g. by another install of
+   * the operator. `keep` annotates them `helm.sh/resource-policy: keep`, so that neither `helm
+   * uninstall` nor a `helm rollback` to a release without them deletes them: deleting a CRD
+   * deletes every Echo and ScheduledEcho in the cluster.
+   * @default {enabled: true, keep: true}
    */
-  readonly installCrds?: boolean;
+  readonly crds?: { readonly enabled?: boolean; readonly keep?: boolean };
   /**
    * Name of the ServiceAccount, ConfigMap (`<name>-config`), Deployment, metrics Service
    * (`<name>-metrics`), PodDisruptionBudget and Roles. The cluster-scoped ClusterRole and
@@ -236,7 +240,7 @@ export interface EchoperatorProps extends EchoperatorPodProps {
 export interface ResolvedEchoperatorProps {
   namespace: string;
   createNamespace: boolean;
-  installCrds: boolean;
+  crds: { enabled: boolean; keep: boolean };
   name: string;
   appName: string;
   instance: string;

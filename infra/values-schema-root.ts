@@ -17,7 +17,7 @@ import {
   SYNTH,
 } from './values-schema-formats.js';
 import { affinity, envVar, toleration } from './values-schema-k8s.js';
-import { image, jobMaxResources, leaderElection, metrics, monitoring, resources } from './values-schema-sections.js';
+import { crds, image, jobMaxResources, leaderElection, metrics, monitoring, resources } from './values-schema-sections.js';
 
 export const VALUES_SCHEMA = z
   .strictObject({
@@ -36,14 +36,7 @@ export const VALUES_SCHEMA = z
         SYNTH.createNamespace,
       ),
     ),
-    installCrds: opt(
-      documented(
-        z.boolean(),
-        'Include the Echo and ScheduledEcho CRDs; false when they are installed separately, e.g. by another install of the ' +
-          'operator (with Helm, which installs crds/ itself: --skip-crds).',
-        SYNTH.installCrds,
-      ),
-    ),
+    crds: opt(crds),
     nameOverride: opt(
       documented(
         dnsLabelOrEmpty(63),

@@ -1,11 +1,33 @@
 /**
- * The maps under a top-level key of the values file: image, ha.leaderElection, metrics,
+ * The maps under a top-level key of the values file: crds, image, ha.leaderElection, metrics,
  * monitoring, resources and jobMaxResources, each key with its description and default.
  */
 import { z } from 'zod';
 import { IMAGE_PARTS } from '../src/config/validation.js';
 import { ECHOPERATOR_VERSION, IMAGE_REPOSITORY, PROMETHEUS_DURATION, RUNBOOK_URL } from './props.js';
 import { dnsLabel, dnsSubdomain, documented, labels, leaseSeconds, opt, port, quantity, SYNTH, urlPath } from './values-schema-formats.js';
+
+/** The CRDs, in cert-manager's shape (crds.enabled, crds.keep); infra/crds.ts says what keep does. */
+export const crds = z
+  .strictObject({
+    enabled: opt(
+      documented(
+        z.boolean(),
+        'Include the Echo and ScheduledEcho CRDs (the Helm chart templates them, so helm upgrade upgrades them); false when they ' +
+          'are installed separately, e.g. by another install of the operator.',
+        SYNTH.crds.enabled,
+      ),
+    ),
+    keep: opt(
+      documented(
+        z.boolean(),
+        'Annotate the CRDs helm.sh/resource-policy: keep, so that helm uninstall, and a rollback or upgrade to a release without ' +
+          'them, leave them (deleting a CRD deletes every Echo and ScheduledEcho).',
+        SYNTH.crds.keep,
+      ),
+    ),
+  })
+  .meta({ description: 'The Echo and ScheduledEcho CRDs: in the install or not, kept by Helm or not.' });
 
 /** The operator's image, in Helm's (and the Go chart's) shape; infra/values.ts joins it into one reference. */
 export const image = z

@@ -55,6 +55,7 @@ const RENAMED_KEYS: Record<string, string> = {
   'ha.renewDeadlineSeconds': 'ha.leaderElection.renewDeadlineSeconds',
   'ha.retryPeriodSeconds': 'ha.leaderElection.retryPeriodSeconds',
   'ha.leaseName': 'ha.leaderElection.leaseName',
+  installCrds: 'crds.enabled',
 };
 
 /** Refuses a renamed key and the string form of image, saying what to write instead. */
@@ -160,7 +161,7 @@ export function valuesToProps(v: Values, releaseName: string = DEFAULT_RELEASE_N
   const props: MappedProps = {
     namespace: v.namespace,
     createNamespace: v.createNamespace,
-    installCrds: v.installCrds,
+    crds: v.crds,
     // Each only where it differs from the construct's default (name and appName 'echoperator',
     // instance = name), so that the default release's props stay empty.
     name: fullname === DEFAULTS.name ? undefined : fullname,

@@ -2,7 +2,8 @@
  * The Helm chart and `npm run synth` are one install: for every values file under
  * test/fixtures/values/, `helm template echoperator <chart> -n echoperator -f <file>` (real Helm,
  * built from the Go module proxy) and the synth with the same file and createNamespace=false give
- * the same objects, compared parsed, CRDs included (`--include-crds`), with exactly one difference
+ * the same objects, compared parsed, CRDs included (templates under crds.enabled, with Helm's
+ * keep annotation under crds.keep, as the synth writes them), with exactly one difference
  * normalized: the app.kubernetes.io/managed-by label (Helm / cdk8s), which says which tool
  * rendered the object. Every file under test/fixtures/values/bad/ (and the Go chart's values.yaml,
  * and `--set monitoring.enabled=true`) is refused by both, saying as much: a refusal of the
@@ -12,11 +13,12 @@
  * and with every commented key uncommented it renders as the synth does. With
  * `--skip-schema-validation`, a newline and YAML in any string or integer value inject nothing.
  * `helm lint --strict` is clean for the defaults and every good file; a `namespace` that is not
- * the release's, and installCrds: false (Helm's --skip-crds), are refused with the reason.
+ * the release's is refused with the reason. The chart has no crds/ (which Helm would install once
+ * and never upgrade): `helm upgrade` upgrades the CRDs.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -230,10 +232,18 @@ test('the Helm chart renders the same objects as the synth, and refuses what it 
     assert.match(rendered.stderr, /namespace is elsewhere but the release's namespace is echoperator/);
   });
 
-  await t.test('installCrds: false, which only --skip-crds can do in Helm, is refused with the way out', () => {
-    const rendered = template([], ['--set', 'installCrds=false']);
-    assert.notEqual(rendered.status, 0);
-    assert.match(rendered.stderr, /install with --skip-crds instead/);
+  await t.test('the CRDs are templates, kept by default; crds.enabled=false leaves them out; no crds/', () => {
+    assert.ok(!existsSync(join(chart, 'crds')), 'no crds/ folder, which Helm never upgrades');
+    const crds = (extra: string[]) => {
+      const rendered = template([], extra);
+      assert.equal(rendered.status, 0, rendered.stderr);
+      return parsedObjects(rendered.stdout).filter((o) => o.kind === 'CustomResourceDefinition');
+    };
+    const kept = crds([]);
+    assert.deepEqual(kept.map((o) => o.metadata.name).sort(), ['echos.mmontes.io', 'scheduledechos.mmontes.io']);
+    for (const crd of kept) assert.deepEqual(crd.metadata.annotations, { 'helm.sh/resource-policy': 'keep' });
+    for (const crd of crds(['--set', 'crds.keep=false'])) assert.equal(crd.metadata.annotations, undefined);
+    assert.deepEqual(crds(['--set', 'crds.enabled=false']), []);
   });
 
   await t.test('helm lint --strict is clean for the defaults and every good file', () => {

@@ -27,14 +27,21 @@ test('scripts/ship/gen/crds.ts --check reports no drift (exit 0)', { timeout: 60
   assert.equal(r.status, 0, r.stderr);
 });
 
-test('the synthesized install carries the same CRDs as crds/', () => {
+test("the synthesized install carries the same CRDs as crds/, save Helm's keep annotation (crds.keep)", () => {
   const fromFiles = readdirSync('crds')
     .sort()
     .map((f) => parse(readFileSync(join('crds', f), 'utf8')) as unknown);
-  const synthesized = synthesize()
-    .objects.filter((o) => o.kind === 'CustomResourceDefinition')
-    .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-  assert.deepEqual(synthesized, fromFiles);
+  const crdsOf = (props: Parameters<typeof synthesize>[0]) =>
+    synthesize(props)
+      .objects.filter((o) => o.kind === 'CustomResourceDefinition')
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  assert.deepEqual(crdsOf({ crds: { keep: false } }), fromFiles);
+  const kept = crdsOf({});
+  for (const crd of kept) assert.deepEqual(crd.metadata.annotations, { 'helm.sh/resource-policy': 'keep' });
+  assert.deepEqual(
+    kept.map(({ metadata: { annotations: _kept, ...metadata }, ...rest }) => ({ ...rest, metadata })),
+    fromFiles,
+  );
 });
 
 /** Every property under `schema`, by its path (`status.conditions[].reason`), with its schema. */

@@ -607,9 +607,14 @@ describe('objects', () => {
     );
   });
 
-  it('include the CRDs exactly as src/api builds them, unless told not to', () => {
-    assert.deepEqual(find(objects(), 'CustomResourceDefinition'), CUSTOM_RESOURCES.map(buildCrd));
-    assert.equal(find(objects({ installCrds: false }), 'CustomResourceDefinition').length, 0);
+  it("include the CRDs as src/api builds them, kept by Helm's annotation, unless told not to", () => {
+    const kept = CUSTOM_RESOURCES.map(buildCrd).map((crd) => ({
+      ...crd,
+      metadata: { ...crd.metadata, annotations: { 'helm.sh/resource-policy': 'keep' } },
+    }));
+    assert.deepEqual(find(objects(), 'CustomResourceDefinition'), kept);
+    assert.deepEqual(find(objects({ crds: { keep: false } }), 'CustomResourceDefinition'), CUSTOM_RESOURCES.map(buildCrd));
+    assert.equal(find(objects({ crds: { enabled: false } }), 'CustomResourceDefinition').length, 0);
   });
 
   it('include a restricted Namespace unless told not to; every namespaced object is in the operator namespace', () => {
@@ -869,8 +874,10 @@ describe('the app', () => {
     },
   );
 
-  it('leaves the CRDs file out with installCrds: false', () => {
-    assert.deepEqual(Object.keys(synthesizeFiles({ installCrds: false })), ['echoperator.k8s.yaml']);
+  it('leaves the CRDs file out with crds.enabled false; crds.keep false leaves out the annotation', () => {
+    assert.deepEqual(Object.keys(synthesizeFiles({ crds: { enabled: false } })), ['echoperator.k8s.yaml']);
+    assert.match(synthesizeFiles({})['echoperator-crds.k8s.yaml']!, /helm\.sh\/resource-policy: keep/);
+    assert.doesNotMatch(synthesizeFiles({ crds: { keep: false } })['echoperator-crds.k8s.yaml']!, /resource-policy/);
   });
 
   it('cdk8s.yaml points the cdk8s CLI at the same app and output folder; npm run synth runs it', () => {

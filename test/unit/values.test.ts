@@ -223,6 +223,10 @@ describe('values.schema.json is as strict as the synth', () => {
     ['imagePullPolicy: Always\n', /imagePullPolicy is image\.pullPolicy now/],
     ['ha: {replicas: 3}\n', /ha\.replicas is ha\.replicaCount now/],
     ['ha: {leaseDurationSeconds: 15}\n', /ha\.leaseDurationSeconds is ha\.leaderElection\.leaseDurationSeconds now/],
+    // Renamed in 0.2.0, in cert-manager's shape.
+    ['installCrds: false\n', /installCrds is crds\.enabled now/],
+    ['crds: {enabled: "no"}\n', /crds\.enabled/],
+    ['crds: {keep: true, upgrade: true}\n', /crds/],
     ['terminationGracePeriodSeconds: 10\n', /terminationGracePeriodSeconds/],
     ['command: []\n', /command/],
     ['podLabels: {team: "a b"}\n', /podLabels/],

@@ -57,9 +57,6 @@ no missing key; a key set to null means its default, as in the synth.
 {{- if and $setNs (ne $setNs $ns) }}
 {{- $problems = append $problems (printf "namespace is %s but the release's namespace is %s: leave namespace unset, or install with -n %s" $setNs $ns $setNs) }}
 {{- end }}
-{{- if eq (toString (get $v "installCrds")) "false" }}
-{{- $problems = append $problems "installCrds: false cannot be honoured by the chart: Helm installs crds/ itself; install with --skip-crds instead" }}
-{{- end }}
 {{- $fullname := include "echoperator.fullname" . }}
 {{- if or (gt (len $fullname) 55) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $fullname)) }}
 {{- $problems = append $problems (printf "the install's name %q (fullnameOverride, or the release name and nameOverride) must be a DNS label of at most 55 characters" $fullname) }}
@@ -115,6 +112,7 @@ no missing key; a key set to null means its default, as in the synth.
   "retryPeriodSeconds" (get $le "retryPeriodSeconds" | default $d.ha.retryPeriodSeconds)
   "leaseName" (get $le "leaseName" | default $d.ha.leaseName) }}
 {{- $resources := dig "resources" dict $v }}
+{{- $crds := dig "crds" dict $v | default dict }}
 {{- $watch := get $v "watchNamespaces" }}
 {{- $r := dict
   "name" (include "echoperator.name" .)
@@ -123,6 +121,9 @@ no missing key; a key set to null means its default, as in the synth.
   "namespace" $ns
   "clusterRoleName" (ternary $fullname (printf "%s-%s" $fullname $ns) (eq $fullname $ns))
   "createNamespace" (eq (toString (get $v "createNamespace")) "true")
+  "crds" (dict
+    "enabled" (ne (toString (get $crds "enabled")) "false")
+    "keep" (ne (toString (get $crds "keep")) "false"))
   "version" $d.version
   "image" $reference
   "imagePullPolicy" (get $image "pullPolicy" | default $d.imagePullPolicy)

@@ -13,11 +13,13 @@
  *    across keys (`allOf`): Helm's validator would word them as `missing property
  *    'insecureSkipVerify'` and stop there, where the templates' refusal names the key and the way
  *    out, with every other reason at once (_helpers.tpl, as the synth words them);
- *  - crds/: the CRDs from src/api, as crds/ at the repository root;
- *  - templates/_generated.tpl: the defaults (infra/props.ts DEFAULTS), the RBAC rules, tenant
- *    roles, confinement policy, alerts and dashboard, made by calling the functions the construct
- *    calls with sentinel values and substituting Helm expressions where the sentinels land
- *    (scripts/ship/helm/bodies.ts says why that way).
+ *  - templates/_generated.tpl: the defaults (infra/props.ts DEFAULTS), the CRDs, the RBAC rules,
+ *    tenant roles, confinement policy, alerts and dashboard, made by calling the functions the
+ *    construct calls with sentinel values and substituting Helm expressions where the sentinels
+ *    land (scripts/ship/helm/bodies.ts says why that way).
+ * The CRDs are templates (templates/crds.yaml, under crds.enabled), not crds/: Helm installs crds/
+ * once and never upgrades it, where a template is upgraded by every `helm upgrade`; crds.keep
+ * (default on) stops Helm deleting them (infra/crds.ts).
  * test/e2e/helm-equivalence.test.ts checks that the chart and the synth give the same objects.
  *
  *   npm run chart            # dist/chart/echoperator
@@ -28,8 +30,6 @@ import { cpSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync, rea
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import packageJson from '../../../package.json' with { type: 'json' };
-import { renderCrdFiles } from '../../../src/api/render.js';
-import { CUSTOM_RESOURCES } from '../../../src/controllers/index.js';
 import { ensureHelm } from './tool.js';
 import { generatedTemplates } from './bodies.js';
 
@@ -107,13 +107,12 @@ export function chartValuesSchema(): string {
 /** Writes the unpacked chart into `outDir` (emptied first); returns it. */
 export function generateChart(outDir: string = CHART_DIR, opts: ChartOptions = {}): string {
   rmSync(outDir, { recursive: true, force: true });
-  mkdirSync(join(outDir, 'crds'), { recursive: true });
+  mkdirSync(outDir, { recursive: true });
   cpSync(join(root, 'infra/helm/templates'), join(outDir, 'templates'), { recursive: true });
   cpSync(join(root, 'infra/helm/.helmignore'), join(outDir, '.helmignore'));
   writeFileSync(join(outDir, 'Chart.yaml'), chartYaml());
   writeFileSync(join(outDir, 'values.yaml'), chartValuesYaml(opts));
   writeFileSync(join(outDir, 'values.schema.json'), chartValuesSchema());
-  for (const { file, content } of renderCrdFiles(CUSTOM_RESOURCES)) writeFileSync(join(outDir, 'crds', file), content);
   writeFileSync(join(outDir, 'templates/_generated.tpl'), generatedTemplates(packageJson.version));
   return outDir;
 }
