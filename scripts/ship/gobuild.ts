@@ -177,7 +177,7 @@ function checkGoVersion(go: string, env: NodeJS.ProcessEnv): string {
  * built waits for that build (`npm test` builds the add-ons in the background while the tests that
  * need none run, and a test that needs one waits here); a lock whose holder died is taken over.
  */
-async function acquireBuildLock(lockPath: string, describe: string, log: (line: string) => void): Promise<() => void> {
+export async function acquireBuildLock(lockPath: string, describe: string, log: (line: string) => void): Promise<() => void> {
   mkdirSync(dirname(lockPath), { recursive: true });
   // Made whole, then linked into place (link fails if the lock exists): a lock is never seen empty.
   const mine = `${lockPath}.${process.pid}`;

@@ -65,6 +65,8 @@ export const ECHOS = defineCustomResource<Echo>({
     { name: 'Message', type: 'string', jsonPath: '.spec.message', priority: 1 },
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Job', type: 'string', jsonPath: '.status.jobName' },
+    // -o wide: when the message was printed (blank until then).
+    { name: 'Completed', type: 'date', jsonPath: '.status.completionTime', priority: 1, description: 'When the Job printed the message.' },
     ...readyColumns('Echo'),
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],

@@ -1,8 +1,10 @@
 /**
- * README.md of a release folder: what each file is, how to install from them, and what the image
- * is built on, since it is not the Dockerfile's distroless base (see image.ts).
+ * README.md of a release folder: what the version changed (its CHANGELOG section), what each file
+ * is, how to install from them, and what the image is built on, since it is not the Dockerfile's
+ * distroless base (see image.ts).
  */
 import { IMAGE_REPOSITORY } from '../../../infra/props.js';
+import type { ChangelogSection } from './changelog.js';
 import { importFlags } from './image.js';
 import { CRDS_FILE, INSTALL_FILE } from './manifests.js';
 import type { Provenance } from './provenance.js';
@@ -18,6 +20,8 @@ export interface NotesInputs {
   chart: string;
   digest: string;
   node: { version: string; debianPackages: { name: string; version: string }[] };
+  /** CHANGELOG.md's section of this version. */
+  changes: ChangelogSection;
 }
 
 export function releaseNotes(n: NotesInputs): string {
@@ -28,12 +32,18 @@ export function releaseNotes(n: NotesInputs): string {
 
 Built from commit ${p.revision} (${p.created}) by \`npm run release\`.
 
+## What changed (${n.changes.date}, from CHANGELOG.md)
+
+${n.changes.body}
+
+## The files
+
 | file | what it is |
 | --- | --- |
 | \`${n.archive}\` | the operator image, an OCI archive: \`${IMAGE_REPOSITORY}:${p.version}\`, digest \`${n.digest}\` |
 | \`${CRDS_FILE}\` | the CustomResourceDefinitions (Echo, ScheduledEcho) |
 | \`${INSTALL_FILE}\` | everything else of the default install, the image pinned as \`${pinned}\` |
-| \`${n.chart}\` | the Helm chart (CRDs in \`crds/\`); its default image is this digest, as in \`${INSTALL_FILE}\` |
+| \`${n.chart}\` | the Helm chart (the CRDs as templates: \`crds.enabled\`, \`crds.keep\`); its default image is this digest, as in \`${INSTALL_FILE}\` |
 | \`${SBOM_FILE}\` | CycloneDX 1.6 SBOM: the npm packages inside the bundle, the bundle, Node and its libraries |
 | \`${SUMS_FILE}\` | sha256 of every other file: \`sha256sum -c ${SUMS_FILE}\` |
 

@@ -24,6 +24,7 @@ export const RELEASE_INPUTS = [
   'package.json',
   'package-lock.json',
   'Dockerfile',
+  'CHANGELOG.md',
   'scripts/ship/build.ts',
   'scripts/ship/release',
 ];

@@ -1,7 +1,7 @@
 /**
  * A release folder, from the commit the tree is at: the operator image as an OCI archive, the
- * manifests pinned to its digest, the packaged Helm chart (scripts/ship/helm), the SBOM, a README and
- * SHA256SUMS. Everything in it is a
+ * manifests pinned to its digest, the packaged Helm chart (scripts/ship/helm), the SBOM, a README
+ * (with the version's CHANGELOG section) and SHA256SUMS. Everything in it is a
  * function of the commit (and the Node binary standing in for the image's base), so a second
  * release of one commit gives the same bytes.
  */
@@ -14,6 +14,7 @@ import { baseNodeBinary, operatorImage } from '../image/operator.js';
 import { buildReleaseImage } from './image.js';
 import { releaseManifests } from './manifests.js';
 import { nodeRuntime } from './node-runtime.js';
+import { readChangelogSection } from './changelog.js';
 import { NOTES_FILE, releaseNotes } from './notes.js';
 import { sourceProvenance, type Provenance } from './provenance.js';
 import { bundledPackages, makeBom, readPackageJson, SBOM_FILE, serializeBom, validateBom } from './sbom.js';
@@ -49,6 +50,8 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
   const started = performance.now();
   const provenance = sourceProvenance(ROOT);
   if (provenance.uncommitted.length) log(`warning: not the commit's release: uncommitted changes in ${provenance.uncommitted.join(', ')}`);
+  // Before any work: a version the CHANGELOG does not describe is not released.
+  const changes = readChangelogSection(ROOT, provenance.version);
   emptyReleaseDir(dir);
 
   // The bundle at package.json's version, built now: its metafile says what is inside.
@@ -80,7 +83,7 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
   );
   await validateBom(sbom);
   writeFileSync(join(dir, SBOM_FILE), sbom);
-  writeFileSync(join(dir, NOTES_FILE), releaseNotes({ provenance, archive: image.file, chart, digest: image.digest, node }));
+  writeFileSync(join(dir, NOTES_FILE), releaseNotes({ provenance, archive: image.file, chart, digest: image.digest, node, changes }));
 
   const names = readdirSync(dir).filter((n) => n !== SUMS_FILE);
   writeFileSync(join(dir, SUMS_FILE), await sumsOf(dir, names));
