@@ -27,17 +27,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
-import type { Condition } from '../../src/api/index.js';
 import type { Echo } from '../../src/api/echo.js';
 import type { KubeObject } from '../../src/kube/object.js';
 import { createRepository, FLUX_NAMESPACE, startGitOps } from '../../scripts/testbed/controlplane/gitops.js';
 import { nodeLeftovers } from '../../scripts/testbed/controlplane/node/node.js';
-import { logTail, processesMentioning } from '../../scripts/testbed/controlplane/process.js';
+import { processesMentioning } from '../../scripts/testbed/controlplane/process.js';
 import { loadOperatorImage } from '../../scripts/testbed/operator-image.js';
 import { crdName } from '../../src/api/crd.js';
 import { CUSTOM_RESOURCES } from '../../src/controllers/index.js';
 import { startPrivateControlPlane, type Kubectl } from '../support/faults.js';
 import { conditionOf as condition, eventually, itemsOf } from '../support/kube.js';
+import {
+  commitAndPush,
+  git,
+  gitRepositoryObject,
+  kustomization,
+  kustomizationObject,
+  readyAt,
+  requestReconcile,
+  stopAfterTest,
+} from '../support/flux.js';
 import { addOnsReady } from '../support/addons.js';
 
 // Built in the background by npm test while other files run: wait for it here, outside any test's timeout.
@@ -51,12 +60,6 @@ const PATHS = {
   apps: 'clusters/local/apps',
   schedules: 'clusters/local/schedules',
 };
-
-function git(cwd: string, args: string[]): string {
-  const r = spawnSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.invalid', ...args], { cwd, encoding: 'utf8' });
-  assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
-  return r.stdout.trim();
-}
 
 /** `npm run synth` with HA as given, its two files copied into the repository's two folders. */
 function synthInto(work: string, ha: boolean): void {
@@ -79,70 +82,14 @@ function synthInto(work: string, ha: boolean): void {
   }
 }
 
-/** Commits everything and pushes to the served repository; returns the commit's revision as Flux names it. */
-function commitAndPush(work: string, message: string): string {
-  git(work, ['add', '-A']);
-  git(work, ['commit', '--quiet', '-m', message]);
-  git(work, ['push', '--quiet', 'origin', 'HEAD:main']);
-  return `main@sha1:${git(work, ['rev-parse', 'HEAD'])}`;
-}
-
-/** What `flux reconcile` does: asks a Flux object to reconcile now. Returns the token to wait for. */
-function requestReconcile(k: Kubectl, kind: string, name: string): string {
-  const token = new Date().toISOString();
-  k.ok(['annotate', '--overwrite', kind, name, '-n', FLUX_NAMESPACE, `reconcile.fluxcd.io/requestedAt=${token}`]);
-  return token;
-}
-
-/** A Flux Kustomization (kustomize.toolkit.fluxcd.io/v1): the fields this test reads. */
-interface Kustomization {
-  spec: { prune: boolean };
-  status?: {
-    lastAppliedRevision?: string;
-    lastAttemptedRevision?: string;
-    lastHandledReconcileAt?: string;
-    conditions?: Condition[];
-    inventory?: { entries?: { id: string }[] };
-  };
-}
-
-function kustomization(k: Kubectl, name: string): Kustomization {
-  return k.json<Kustomization>(['get', 'kustomization', name, '-n', FLUX_NAMESPACE]);
-}
-
-/** The Kustomization has applied `revision` and passed its health checks. */
-function readyAt(k: Kubectl, name: string, revision: string): boolean {
-  const ks = kustomization(k, name);
-  return ks.status?.lastAppliedRevision === revision && condition(ks, 'Ready')?.status === 'True';
-}
-
 function fluxObjects(url: string): string {
-  const ks = (name: string, path: string, prune: boolean, dependsOn: string[], interval = '10m') => ({
-    apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-    kind: 'Kustomization',
-    metadata: { name, namespace: FLUX_NAMESPACE },
-    spec: {
-      interval,
-      sourceRef: { kind: 'GitRepository', name: 'cluster-config' },
-      path: `./${path}`,
-      prune,
-      wait: true,
-      timeout: '5m',
-      ...(dependsOn.length ? { dependsOn: dependsOn.map((d) => ({ name: d })) } : {}),
-    },
-  });
   const items = [
-    {
-      apiVersion: 'source.toolkit.fluxcd.io/v1',
-      kind: 'GitRepository',
-      metadata: { name: 'cluster-config', namespace: FLUX_NAMESPACE },
-      spec: { interval: '10m', url, ref: { branch: 'main' } },
-    },
-    ks('echoperator-crds', PATHS.crds, false, []),
+    gitRepositoryObject(url),
+    kustomizationObject('echoperator-crds', PATHS.crds, false, []),
     // A short interval: the test waits for a reconcile it does not request to restore a deleted Deployment.
-    ks('echoperator', PATHS.install, true, ['echoperator-crds'], '30s'),
+    kustomizationObject('echoperator', PATHS.install, true, ['echoperator-crds'], '30s'),
     // Depends on the CRDs only, not on the operator: its Ready comes from the Echo's health alone.
-    ks('apps', PATHS.apps, true, ['echoperator-crds']),
+    kustomizationObject('apps', PATHS.apps, true, ['echoperator-crds']),
   ];
   return JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 }
@@ -238,14 +185,7 @@ test(
   { timeout: 900_000 },
   async (t) => {
     const cp = await startPrivateControlPlane({ node: true });
-    let finished = false;
-    t.after(async () => {
-      // Flux's own account of a failure, before the cluster's folder (and its logs) goes.
-      if (!finished)
-        for (const name of ['source-controller', 'kustomize-controller'])
-          t.diagnostic(`${name}:\n  ${logTail(join(cp.state.dir, 'logs', `${name}.log`), 30)}`);
-      await cp.stop();
-    });
+    const finish = stopAfterTest(t, cp);
     const k = cp.kubectl;
     await loadOperatorImage(cp.state);
     const gitops = await startGitOps(cp.state, { log: (l) => t.diagnostic(l) });
@@ -386,20 +326,7 @@ test(
     writeFileSync(join(work, PATHS.schedules, 'tick.yaml'), scheduled('61 * * * *'));
     const broken = commitAndPush(work, 'a ScheduledEcho with minute 61');
     k.ok(['apply', '--server-side', '-f', '-'], {
-      input: JSON.stringify({
-        apiVersion: 'kustomize.toolkit.fluxcd.io/v1',
-        kind: 'Kustomization',
-        metadata: { name: 'schedules', namespace: FLUX_NAMESPACE },
-        spec: {
-          interval: '10m',
-          sourceRef: { kind: 'GitRepository', name: 'cluster-config' },
-          path: `./${PATHS.schedules}`,
-          prune: true,
-          wait: true,
-          timeout: '5m',
-          dependsOn: [{ name: 'apps' }],
-        },
-      }),
+      input: JSON.stringify(kustomizationObject('schedules', PATHS.schedules, true, ['apps'])),
     });
     requestReconcile(k, 'gitrepository', 'cluster-config');
     // Well within the timeout: a Kustomization that waited for it would say "timeout waiting for".
@@ -421,7 +348,7 @@ test(
     await eventually('the schedules Kustomization Ready with the fixed schedule', () => readyAt(k, 'schedules', fixed), 150_000, 1000);
 
     // Stopping the cluster stops Flux and the git server with it.
-    finished = true;
+    finish();
     await cp.stop();
     assert.deepEqual(processesMentioning(cp.state.dir), []);
     assert.deepEqual(nodeLeftovers(cp.state.dir), []);

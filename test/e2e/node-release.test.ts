@@ -16,10 +16,10 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Echo } from '../../src/api/echo.js';
 import { IMAGE_REPOSITORY } from '../../infra/props.js';
 import { release } from '../../scripts/ship/release/release.js';
-import { importFlags } from '../../scripts/ship/release/image.js';
 import { CRDS_FILE, INSTALL_FILE } from '../../scripts/ship/release/manifests.js';
 import { SUMS_FILE } from '../../scripts/ship/release/sums.js';
 import { startPrivateControlPlane } from '../support/faults.js';
+import { importReleaseImage } from '../support/release-image.js';
 import { eventually, itemsOf } from '../support/kube.js';
 import { addOnsReady } from '../support/addons.js';
 
@@ -59,21 +59,7 @@ test(
     const cp = await startPrivateControlPlane({ node: true });
     t.after(() => cp.stop());
     const k = cp.kubectl;
-    const ctr = spawnSync(
-      'ctr',
-      [
-        '--address',
-        cp.state.node!.containerdSocket,
-        '--namespace',
-        'k8s.io',
-        'images',
-        'import',
-        ...importFlags(IMAGE_REPOSITORY),
-        made.archive,
-      ],
-      { cwd: dir, encoding: 'utf8' },
-    );
-    assert.equal(ctr.status, 0, ctr.stderr);
+    importReleaseImage(cp, join(dir, made.archive));
     k.ok(['apply', '--server-side', '-f', join(dir, CRDS_FILE), '-f', join(dir, INSTALL_FILE)]);
     const rollout = k.run(['rollout', 'status', 'deployment/echoperator', '-n', NS, '--timeout=180s'], { timeoutMs: 210_000 });
     assert.equal(
