@@ -9,6 +9,7 @@ import { installCrds, installSignalHandlers, isInterrupted, log, now, openEnv, r
 import { PEER_PARTS, peerPart, type PeerPart } from './peer-parts.js';
 import { updateDoc, type Section } from './report.js';
 import { faultOptions, type CampaignOptions } from '../faults/campaign-options.js';
+import { MODES, type Mode } from './fairness-modes.js';
 
 const BENCHMARKS = [
   'throughput',
@@ -79,6 +80,7 @@ Options:
   --parts LIST        peers: which of idle, backlog, live, memory to measure (default all)
   --memory-n LIST     peers: reconciled Echos + Jobs under a fresh process: RSS, restart writes
                       (default 1000,10000)
+  --modes LIST        fairness: restart, flood or both, in that order (default restart,flood)
   --samples S         latency: Echos per operator; fairness: probe Echos per run (default 20)
   --private-cluster   start a private control plane for this run instead of reusing \`cluster:up\`'s
   --from-source       run the operator through tsx (memory still bundles)
@@ -115,6 +117,7 @@ interface Options {
   peerParts: PeerPart[];
   annotationsKiB: number | undefined;
   samples: number;
+  fairnessModes: Mode[];
   privateCluster: boolean;
   fromSource: boolean;
   docs: string | undefined;
@@ -136,6 +139,7 @@ function parse(argv: string[]): Options | undefined {
       parts: { type: 'string' },
       annotations: { type: 'string' },
       samples: { type: 'string' },
+      modes: { type: 'string' },
       'private-cluster': { type: 'boolean', default: false },
       'from-source': { type: 'boolean', default: false },
       'no-docs': { type: 'boolean', default: false },
@@ -175,11 +179,21 @@ function parse(argv: string[]): Options | undefined {
     peerParts: values.parts === undefined ? [...PEER_PARTS] : values.parts.split(',').map((v) => peerPart(v.trim())),
     memorySizes: values['memory-n']?.split(',').map((v) => positiveInt('--memory-n', v.trim())) ?? [1000, 10_000],
     samples: values.samples ? positiveInt('--samples', values.samples) : 20,
+    fairnessModes: values.modes ? fairnessModes(values.modes) : [...MODES],
     privateCluster: values['private-cluster'] ?? false,
     fromSource: values['from-source'] ?? false,
     docs: values['no-docs'] ? undefined : (values.docs ?? 'docs/benchmarks.md'),
     faults: faultOptions(values, positiveInt),
   };
+}
+
+/** --modes: a comma-separated subset of MODES, run in MODES' order. */
+function fairnessModes(list: string): Mode[] {
+  const named = list.split(',').map((s) => s.trim());
+  for (const m of named)
+    if (!(MODES as readonly string[]).includes(m))
+      throw new Error(`--modes takes ${MODES.join(', ')} (comma-separated), got ${JSON.stringify(m)}`);
+  return MODES.filter((m) => named.includes(m));
 }
 
 /** The API server refuses more than 256 KiB of annotations (keys and values) on one object. */
@@ -246,6 +260,7 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
         probeIntervalMs: 500,
         probeDelayMs: 1000,
         rounds: o.runs ?? 3,
+        modes: o.fairnessModes,
         workers: o.workers?.[0] ?? 4,
         createConcurrency: o.concurrency,
         chart: CHART_FILE,
