@@ -453,7 +453,7 @@ async function advance(clock: FakeClock, ms: number): Promise<void> {
 }
 
 describe('event recorder: no Event lost to holding back or to shutdown', () => {
-  it('a burst larger than the queue while busy loses nothing: holding stops at half the queue', async () => {
+  it('a burst larger than the queue while busy loses nothing: holding stops at three quarters of the queue', async () => {
     const { clock, sink, recorder, logger } = setup({ busy: () => true, queueSize: 100 });
     // 5 ms per write: one writer at a time (200/s) would fall behind a recording rate of 1,000/s.
     sink.latency = { clock, ms: 5 };
@@ -472,6 +472,29 @@ describe('event recorder: no Event lost to holding back or to shutdown', () => {
     assert.deepEqual(new Set(sink.creates.map((e) => e.involvedObject.name)).size, 300);
     assert.equal(logger.lines.filter((l) => /too many events waiting/.test(l.msg)).length, 0);
     assert.ok(sink.maxInFlight <= 8, `at most 8 writes in flight, saw ${sink.maxInFlight}`);
+    assert.equal(clock.timerCount, 0);
+  });
+
+  it('past the hold limit, one writer at first and more only as the queue nears its cap', async () => {
+    const { clock, sink, recorder } = setup({ busy: () => true, queueSize: 100 });
+    sink.hold = true;
+    for (let i = 0; i < 76; i++) recorder.recordEvent(echo(`o${i}`), 'Normal', 'JobCreated', 'created');
+    await flushMicrotasks();
+    assert.equal(sink.maxInFlight, 1, 'one write in flight just past the limit (75 of 100), as client-go has');
+    for (let i = 76; i < 100; i++) recorder.recordEvent(echo(`o${i}`), 'Normal', 'JobCreated', 'created');
+    // The writer looks again once its write is answered.
+    sink.release();
+    sink.hold = true;
+    await flushMicrotasks();
+    // 99 of 100 waiting: up to 8; each write taken leaves fewer waiting, and so fewer writers wanted.
+    assert.ok(sink.maxInFlight >= 5 && sink.maxInFlight <= 8, `several writes in flight near the cap, saw ${sink.maxInFlight}`);
+    assert.equal(recorder.stats.droppedQueueFull, 0);
+    // The rest, below the limit again, is held while busy: at most maxHoldMs.
+    const flushed = recorder.flush(60_000);
+    sink.release();
+    await advance(clock, 11_000);
+    assert.equal(await flushed, true);
+    assert.equal(sink.creates.length, 100);
     assert.equal(clock.timerCount, 0);
   });
 

@@ -24,12 +24,15 @@
  *   (counted as failed). It leaves no timer or request behind.
  * - Events yield to the work users wait for, but are never lost to it: while `busy()` says
  *   reconciles are queued, an Event is held back, at most maxHoldMs after it was recorded, and
- *   only while fewer than half of queueSize events wait. A burst of new objects then gets its
- *   Jobs and statuses from a write-bound API server first (measured: 1,000 new Echos took 1.33 x
- *   a bare client's time with Events interleaved; see docs/benchmarks.md), and holding alone
- *   never fills the queue: past the half, Events go out as they come, up to maxInFlight at a
- *   time until fewer than half wait again, so a writer slower than the reconciles catches up
- *   instead of dropping at the cap what controller-runtime, writing as it goes, would have written.
+ *   only while fewer than three quarters of queueSize events wait. A burst of new objects then
+ *   gets its Jobs and statuses from a write-bound API server first (measured: 1,000 new Echos
+ *   took 1.33 x a bare client's time with Events interleaved; see docs/benchmarks.md), and
+ *   holding alone never fills the queue: past the hold limit Events go out as they come, by one
+ *   writer at the limit and more as the queue nears its cap (maxInFlight there), so a writer
+ *   slower than the reconciles catches up instead of dropping at the cap what controller-runtime,
+ *   writing as it goes, would have written. It never has more writes in flight than it needs to
+ *   keep up: each is one the reconciles' writes share the API server with (client-go's
+ *   broadcaster has one writer, and drops at its cap instead).
  */
 import {
   ApiError,
@@ -77,10 +80,10 @@ export interface EventRecorderOptions {
   logger?: Logger;
   /**
    * Distinct events waiting to be written at most; default 1000 (client-go's queue length).
-   * Events are held back only while fewer than half this many wait.
+   * Events are held back only while fewer than three quarters of this many wait.
    */
   queueSize?: number;
-  /** Writes in flight at most while behind (half the queue waits) or closing; default 8. */
+  /** Writes in flight at most while behind (near the cap) or closing; default 8. */
   maxInFlight?: number;
   /** Default 12 (client-go's maxTriesPerEvent). */
   maxAttempts?: number;
@@ -93,8 +96,8 @@ export interface EventRecorderOptions {
   /** For the randomized first retry pause; default Math.random. */
   random?: () => number;
   /**
-   * True while the operator has reconciles queued; Events wait meanwhile, while fewer than half
-   * of queueSize wait (default: never busy).
+   * True while the operator has reconciles queued; Events wait meanwhile, while fewer than three
+   * quarters of queueSize wait (default: never busy).
    */
   busy?: () => boolean;
   /** The longest an Event is held back while busy(); default 10000. */
@@ -105,6 +108,12 @@ export interface EventRecorderOptions {
 
 /** How often a held-back Event looks again whether the operator is still busy. */
 const HOLD_POLL_MS = 100;
+
+/**
+ * What ends a hold early. Given to abort(), so that no DOMException is built per hold: a burst
+ * that keeps the queue at the hold limit ends a hold for about every Event it records.
+ */
+const HOLD_ENDED = new Error('hold ended');
 
 export interface EventRecorderStats {
   recorded: number;
@@ -151,7 +160,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
   private readonly wallClock: () => Date;
   private readonly logger: Logger;
   private readonly queueSize: number;
-  /** Events are held back only while fewer than this many wait. */
+  /** Events are held back only while fewer than this many wait; from here on, writers are added. */
   private readonly holdLimit: number;
   private readonly maxInFlight: number;
   private readonly maxAttempts: number;
@@ -171,7 +180,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
   private readonly counters: EventRecorderStats = { recorded: 0, created: 0, patched: 0, droppedSpam: 0, droppedQueueFull: 0, failed: 0 };
   private draining: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
-  /** Ends the current hold at once: half the queue waits, or the recorder is closing. */
+  /** Ends the current hold at once: the hold limit is reached, or the recorder is closing. */
   private endHold: (() => void) | undefined;
   private closed = false;
   private nameSeq = 0;
@@ -185,7 +194,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     this.wallClock = options.wallClock ?? (() => new Date());
     this.logger = options.logger ?? nopLogger;
     this.queueSize = options.queueSize ?? 1000;
-    this.holdLimit = Math.max(1, Math.floor(this.queueSize / 2));
+    this.holdLimit = Math.max(1, Math.floor((this.queueSize * 3) / 4));
     this.maxInFlight = Math.max(1, options.maxInFlight ?? 8);
     this.maxAttempts = options.maxAttempts ?? 12;
     this.retryIntervalMs = options.retryIntervalMs ?? 10_000;
@@ -380,14 +389,23 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
     return undefined;
   }
 
-  /** One writer, as client-go has; more while behind or closing, so the queue never overflows. */
+  /**
+   * One writer, as client-go has; while closing, maxInFlight; past the hold limit, more in
+   * proportion to how far past it the queue is (maxInFlight at the cap), so the writers grow with
+   * how far behind they are and the queue does not overflow, without a burst of writes the moment
+   * the limit is reached.
+   */
   private writersAllowed(): number {
-    return this.closed || this.pending.size >= this.holdLimit ? this.maxInFlight : 1;
+    if (this.closed) return this.maxInFlight;
+    const past = this.pending.size - this.holdLimit;
+    if (past < 0) return 1;
+    const room = Math.max(1, this.queueSize - this.holdLimit);
+    return Math.min(this.maxInFlight, 1 + Math.floor((past * this.maxInFlight) / room));
   }
 
   /**
-   * Returns once the operator is not busy, the item was held maxHoldMs, half the queue waits, or
-   * the recorder is closing.
+   * Returns once the operator is not busy, the item was held maxHoldMs, the hold limit is
+   * reached, or the recorder is closing.
    */
   private async holdWhileBusy(item: Pending): Promise<void> {
     const signal = this.abort.signal;
@@ -397,7 +415,7 @@ export class KubeEventRecorder implements BackgroundEventRecorder {
       // Woken early by endHold (close() calls it before it aborts `signal`); no AbortSignal.any
       // per poll, which older Node versions keep alive on the long-lived signal.
       const wake = new AbortController();
-      this.endHold = () => wake.abort();
+      this.endHold = () => wake.abort(HOLD_ENDED);
       await this.clock.sleep(Math.min(HOLD_POLL_MS, left), wake.signal).catch(() => undefined);
       this.endHold = undefined;
     }
