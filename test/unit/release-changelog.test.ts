@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import packageJson from '../../package.json' with { type: 'json' };
 import { changelogSection, changelogSections, CHANGELOG_FILE } from '../../scripts/ship/release/changelog.js';
+import { readLock } from '../../scripts/ship/image/lock.js';
 import { releaseNotes } from '../../scripts/ship/release/notes.js';
 import { checkReleaseCommit, RELEASES, releasedVersion } from '../../scripts/ship/release/versions.js';
 
@@ -59,8 +60,8 @@ test("the release notes carry the version's section, its subsections under the n
     provenance: { version: '1.3.0', revision: 'c'.repeat(40), created: '2026-12-01T10:00:00Z', uncommitted: [] },
     archive: 'echoperator-1.3.0.oci.tar',
     chart: 'echoperator-1.3.0.tgz',
-    digest: `sha256:${'ab'.repeat(32)}`,
-    node: { version: '24.0.0', debianPackages: [] },
+    image: { digest: `sha256:${'ab'.repeat(32)}`, platforms: { 'linux/amd64': `sha256:${'cd'.repeat(32)}` } },
+    lock: readLock(),
     changes: changelogSection(CHANGELOG, '1.3.0'),
   });
   assert.match(notes, /^# echoperator 1\.3\.0\n/);

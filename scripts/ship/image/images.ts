@@ -1,13 +1,14 @@
 /**
- * The node's images, made here because no registry is reachable: the pod sandbox (pause), the
- * Job image the operator uses by default (busybox:1.37, from Debian's busybox-static), and the
- * operator's own image, laid out as the Dockerfile's final stage lays it out. Each is described
- * by a spec (files and config), written to a docker-archive tar by mkimage (go-containerregistry)
- * into the cache, keyed by the spec's content, and imported into the node's containerd.
+ * The images: the node's pod sandbox (pause) and the Job image the operator uses by default
+ * (busybox:1.37, from Debian's busybox-static), made here and imported into the node's containerd
+ * because no public registry is reachable; and the operator's own image, laid out as the
+ * Dockerfile's final stage lays it out on a base built from Debian packages (base.ts). Each is
+ * described by a spec (files, config, platform), written by mkimage (go-containerregistry): to a
+ * docker-archive tar in the cache, keyed by the spec's content, or as the release's OCI archive.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { cacheRoot } from '../gobuild.js';
 import { ControlPlaneError } from '../errors.js';
@@ -37,6 +38,8 @@ export interface ImageSpec {
   tag: string;
   entries: ImageEntry[];
   config: ImageConfig;
+  /** GOARCH name; mkimage's own when absent. */
+  architecture?: string;
 }
 
 /** The user the restricted pods run as (distroless' "nonroot"). */
@@ -55,7 +58,7 @@ const text = (path: string, content: string): ImageEntry => ({ path, type: 'file
 const dir = (path: string, mode = 0o755, owner = 0): ImageEntry => ({ path, type: 'dir', mode, uid: owner, gid: owner });
 
 /** The users, groups and folders every image here has, as distroless has them. */
-function baseEntries(): ImageEntry[] {
+export function baseEntries(): ImageEntry[] {
   return [text('etc/passwd', PASSWD), text('etc/group', GROUP), dir('tmp', 0o1777), dir(`home/nonroot`, 0o700, NONROOT)];
 }
 
@@ -114,24 +117,19 @@ export function failingImageSpec(busyboxBinary = BUSYBOX): ImageSpec {
   return { ...busybox, tag: FAILING_JOB_IMAGE, entries: busybox.entries.map((e) => (e.path === script.path ? script : e)) };
 }
 
-/** This Node's shared libraries, as the dynamic loader resolves them (`ldd`). */
-function sharedLibraries(binary: string): ImageEntry[] {
-  const out = spawnSync('ldd', [binary], { encoding: 'utf8' });
-  if (out.status !== 0) throw new ControlPlaneError(`ldd ${binary} failed: ${out.stderr.trim()}`);
-  const entries: ImageEntry[] = [];
-  for (const line of out.stdout.split('\n')) {
-    const m = /(?:=>\s*)?(\/\S+)\s+\(0x/.exec(line);
-    if (m) entries.push(file(m[1]!.slice(1), realpathSync(m[1]!)));
-  }
-  return entries;
-}
-
 /**
- * The operator's image: the Dockerfile's final stage applied to a local stand-in for its
- * distroless Node base (`node`, the binary of the base's Node major, at /nodejs/bin/node with its
- * libraries; distroless' users and folders). The bundle is the only file the Dockerfile copies.
+ * The operator's image: the Dockerfile's final stage applied to its base (base.ts: Debian's
+ * packages and Node's official binary, as distroless' nodejs image holds them), for the base's
+ * platform. The bundle is the only file the Dockerfile copies.
  */
-export function operatorImageSpec(opts: { dockerfile: string; repoRoot: string; bundle: string; tag: string; node: string }): ImageSpec {
+export function operatorImageSpec(opts: {
+  dockerfile: string;
+  repoRoot: string;
+  bundle: string;
+  tag: string;
+  /** base.ts's BaseLayer: its platform and entries. */
+  base: { platform: string; entries: ImageEntry[] };
+}): ImageSpec {
   const stage = parseFinalStage(readFileSync(opts.dockerfile, 'utf8'));
   const copies = stage.copies.map((c) => {
     const workdir = stage.stageWorkdirs[c.fromStage];
@@ -144,10 +142,10 @@ export function operatorImageSpec(opts: { dockerfile: string; repoRoot: string; 
       );
     return file(c.dest.replace(/^\//, ''), local, 0o644);
   });
-  const node = realpathSync(opts.node);
   return {
     tag: opts.tag,
-    entries: withParents([...baseEntries(), file('nodejs/bin/node', node), ...sharedLibraries(node), ...copies]),
+    architecture: opts.base.platform,
+    entries: withParents([...opts.base.entries, ...copies]),
     config: {
       Entrypoint: stage.entrypoint,
       Env: Object.entries(stage.env).map(([k, v]) => `${k}=${v}`),

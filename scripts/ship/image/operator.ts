@@ -1,42 +1,63 @@
 /**
  * The operator's image: the bundle, built from the current sources, laid out as the Dockerfile's
- * final stage lays it out (images.ts), on the Node line of the Dockerfile's base, tagged as the
- * synthesized Deployment names it. The release writes it as an OCI archive; the test bed imports
- * it into the local node (scripts/testbed/operator-image.ts).
+ * final stage lays it out (images.ts), on a base built from the lock's Debian packages and Node
+ * (base.ts), tagged as the synthesized Deployment names it. The Dockerfile's base
+ * (gcr.io/distroless/nodejsNN-debianMM) and the lock must agree on the Node line and the Debian
+ * release, so the image a Dockerfile user builds and the released one run the same Node on the
+ * same Debian. The release writes one image per platform under an index; the test bed imports
+ * the host platform's into the local node (scripts/testbed/operator-image.ts).
  */
 import { readFileSync } from 'node:fs';
+import { arch } from 'node:os';
 import { join } from 'node:path';
 import { ECHOPERATOR_VERSION, IMAGE_REPOSITORY } from '../../../infra/echoperator.js';
 import { ROOT } from '../build.js';
-import { ControlPlaneError } from '../errors.js';
-import { ensureBundle, nodeBinary, nodeLine } from '../runtimes.js';
+import { ensureBundle } from '../runtimes.js';
+import { baseLayer, type BaseLayer } from './base.js';
 import { parseFinalStage } from './dockerfile.js';
 import { operatorImageSpec, type ImageSpec } from './images.js';
+import { fetchNode, unpackDeb } from './inputs.js';
+import { debsFor, PLATFORMS, readLock, type ImageLock, type Platform } from './lock.js';
 
 /** The image the synthesized Deployment runs by default. */
 export const OPERATOR_IMAGE = `${IMAGE_REPOSITORY}:${ECHOPERATOR_VERSION}`;
 
 const DOCKERFILE = join(ROOT, 'Dockerfile');
 
-/**
- * The Node binary that stands in for the Dockerfile's distroless base: the same major as its
- * `nodejsNN` tag, so the local image runs what the released one runs. This machine's Node when
- * the majors match, else that supported line's binary from npm (runtimes.ts).
- */
-export function baseNodeBinary(dockerfile = DOCKERFILE): string {
-  const from = parseFinalStage(readFileSync(dockerfile, 'utf8')).from;
-  const major = /nodejs(\d+)/.exec(from)?.[1];
-  if (major === process.versions.node.split('.')[0]) return process.execPath;
-  const version = major && nodeLine(major);
-  if (version) {
-    const node = nodeBinary(version);
-    if (node.path) return node.path;
-    throw new ControlPlaneError(`The operator image's base is ${from}, and Node ${version} is unavailable: ${node.reason}`);
-  }
-  throw new ControlPlaneError(`The operator image's base is ${from}: no local Node ${major ?? '(unknown major)'} to stand in for it.`);
+/** This machine's platform among PLATFORMS. */
+export function hostPlatform(): Platform {
+  const name = arch() === 'x64' ? 'amd64' : arch();
+  const platform = PLATFORMS.find((p) => p === name);
+  if (!platform) throw new Error(`no operator image for ${arch()}: the image is built for ${PLATFORMS.join(', ')}`);
+  return platform;
 }
 
-export async function operatorImage(): Promise<ImageSpec> {
+/** Throws unless the Dockerfile's base (`gcr.io/distroless/nodejsNN-debianMM...`) is the lock's Node line and Debian release. */
+export function checkLockMatchesDockerfile(from: string, lock: ImageLock): void {
+  const m = /nodejs(\d+)-debian(\d+)/.exec(from);
+  const node = lock.node.amd64.version.split('.')[0];
+  if (!m || m[1] !== node || m[2] !== lock.debian.version)
+    throw new Error(
+      `the Dockerfile's base ${from} is not the lock's Node ${node} on Debian ${lock.debian.version}: ` +
+        'change the Dockerfile, or rewrite the lock (`npm run image:lock`) after changing the Node line',
+    );
+}
+
+/** The base of one platform: the lock's packages and Node, fetched, checked and unpacked. */
+export function operatorBase(platform: Platform, lock: ImageLock = readLock()): BaseLayer {
+  checkLockMatchesDockerfile(parseFinalStage(readFileSync(DOCKERFILE, 'utf8')).from, lock);
+  const inputs = debsFor(lock, platform).map((deb) => ({ deb, ...unpackDeb(deb) }));
+  const node = fetchNode(lock.node[platform]);
+  return baseLayer(platform, inputs, { ...lock.node[platform], binary: node.binary, license: node.license });
+}
+
+/** The operator image on a base (operatorBase). */
+export async function operatorImageOn(base: BaseLayer): Promise<ImageSpec> {
   const bundle = await ensureBundle();
-  return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle, tag: OPERATOR_IMAGE, node: baseNodeBinary() });
+  return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle, tag: OPERATOR_IMAGE, base });
+}
+
+/** The operator image of one platform (the host's by default). */
+export async function operatorImage(platform: Platform = hostPlatform(), lock?: ImageLock): Promise<ImageSpec> {
+  return operatorImageOn(operatorBase(platform, lock));
 }

@@ -17,7 +17,7 @@ export interface Provenance {
   uncommitted: string[];
 }
 
-/** What a release is made of: the bundle's sources, the image's recipe, the install's constructs. */
+/** What a release is made of: the bundle's sources, the image's recipe and lock, the install's constructs. */
 export const RELEASE_INPUTS = [
   'src',
   'infra',
@@ -26,6 +26,7 @@ export const RELEASE_INPUTS = [
   'Dockerfile',
   'CHANGELOG.md',
   'scripts/ship/build.ts',
+  'scripts/ship/image',
   'scripts/ship/release',
 ];
 

@@ -1,23 +1,27 @@
 /**
- * A release folder, from the commit the tree is at: the operator image as an OCI archive, the
- * manifests pinned to its digest, the packaged Helm chart (scripts/ship/helm), the SBOM, a README
- * (with the version's CHANGELOG section) and SHA256SUMS. Everything in it is a
- * function of the commit (and the Node binary standing in for the image's base), so a second
- * release of one commit gives the same bytes.
+ * A release folder, from the commit the tree is at: the operator image (an index of one image per
+ * platform) as an OCI archive, the manifests pinned to its digest, the packaged Helm chart
+ * (scripts/ship/helm), the SBOM, a README (with the version's CHANGELOG section) and SHA256SUMS.
+ * Everything in it is a function of the commit (the image's base included:
+ * scripts/ship/image/lock.json pins its packages and Node), so a second release of one commit gives
+ * the same bytes.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { IMAGE_REPOSITORY } from '../../../infra/props.js';
 import { BUNDLE, ROOT, buildBundle } from '../build.js';
 import { packageChart } from '../helm/generate.js';
-import { baseNodeBinary, operatorImage } from '../image/operator.js';
-import { buildReleaseImage } from './image.js';
+import { CA_BUNDLE_PATH, type BaseLayer } from '../image/base.js';
+import { operatorBase, operatorImageOn } from '../image/operator.js';
+import { PLATFORMS, readLock } from '../image/lock.js';
+import type { ImageSpec } from '../image/images.js';
+import { buildReleaseImage, validateArchive, type ReleaseImage } from './image.js';
 import { releaseManifests } from './manifests.js';
-import { nodeRuntime } from './node-runtime.js';
 import { readChangelogSection } from './changelog.js';
 import { NOTES_FILE, releaseNotes } from './notes.js';
 import { sourceProvenance, type Provenance } from './provenance.js';
-import { bundledPackages, makeBom, readPackageJson, SBOM_FILE, serializeBom, validateBom } from './sbom.js';
+import { bundledPackages, makeBom, readPackageJson, SBOM_FILE, serializeBom, validateBom, type PlatformContents } from './sbom.js';
 import { sha256File, SUMS_FILE, sumsOf } from './sums.js';
 import packageJson from '../../../package.json' with { type: 'json' };
 
@@ -26,8 +30,10 @@ export const RELEASE_DIR = join(ROOT, 'dist/release');
 export interface ReleaseResult {
   dir: string;
   provenance: Provenance;
-  /** The image's manifest digest, `sha256:...`. */
+  /** The image index's digest, `sha256:...`. */
   digest: string;
+  /** `linux/amd64` -> that platform's image manifest digest. */
+  platforms: Record<string, string>;
   archive: string;
   /** name -> bytes, every file written. */
   files: Record<string, number>;
@@ -57,10 +63,22 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
   // The bundle at package.json's version, built now: its metafile says what is inside.
   const bundle = await buildBundle(provenance.version);
   log(`bundle: ${bundle.bytes} bytes`);
-  const spec = await operatorImage();
-  if (!spec.entries.some((e) => e.source === BUNDLE)) throw new Error(`the operator image does not hold ${BUNDLE}`);
-  const image = await buildReleaseImage(spec, provenance, packageJson.description, dir);
-  log(`image: ${image.tag} ${image.digest} (Node from ${baseNodeBinary()})`);
+  const lock = readLock();
+  const bases = PLATFORMS.map((platform) => operatorBase(platform, lock));
+  const specs: ImageSpec[] = [];
+  for (const base of bases) {
+    const spec = await operatorImageOn(base);
+    if (!spec.entries.some((e) => e.source === BUNDLE)) throw new Error(`the operator image does not hold ${BUNDLE}`);
+    specs.push(spec);
+  }
+  const image = await buildReleaseImage(specs, provenance, packageJson.description, dir);
+  log(
+    `image: ${image.tag} ${image.digest} (${Object.entries(image.platforms)
+      .map(([p, d]) => `${p} ${d}`)
+      .join(', ')})`,
+  );
+  const validation = (await validateArchive(join(dir, image.file))).trim().split('\n');
+  log(`image: ${validation.at(-1)} (${validation.length - 1} documents and blobs checked against the OCI image-spec's schemas)`);
 
   const manifests = releaseManifests(IMAGE_REPOSITORY, image.digest);
   for (const [name, text] of Object.entries(manifests)) writeFileSync(join(dir, name), text);
@@ -69,7 +87,7 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
   const chart = basename(await packageChart(dir, { imageDigest: image.digest }));
   log(`chart: ${chart}`);
 
-  const node = nodeRuntime(spec);
+  const platforms = await platformContents(image, specs, bases);
   const sbom = serializeBom(
     makeBom({
       provenance,
@@ -78,12 +96,13 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
       digest: image.digest,
       bundle: { path: relative(ROOT, BUNDLE), sha256: await sha256File(BUNDLE) },
       packages: bundledPackages(bundle.metafile, relative(ROOT, BUNDLE), readPackageJson(ROOT)),
-      node,
+      debianVersion: lock.debian.version,
+      platforms,
     }),
   );
   await validateBom(sbom);
   writeFileSync(join(dir, SBOM_FILE), sbom);
-  writeFileSync(join(dir, NOTES_FILE), releaseNotes({ provenance, archive: image.file, chart, digest: image.digest, node, changes }));
+  writeFileSync(join(dir, NOTES_FILE), releaseNotes({ provenance, archive: image.file, chart, image, lock, changes }));
 
   const names = readdirSync(dir).filter((n) => n !== SUMS_FILE);
   writeFileSync(join(dir, SUMS_FILE), await sumsOf(dir, names));
@@ -92,5 +111,29 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
       .sort()
       .map((n) => [n, statSync(join(dir, n)).size]),
   );
-  return { dir, provenance, digest: image.digest, archive: image.file, files, ms: performance.now() - started };
+  return { dir, provenance, digest: image.digest, platforms: image.platforms, archive: image.file, files, ms: performance.now() - started };
+}
+
+/** What each platform's image holds besides the bundle, hashed, for the SBOM. */
+async function platformContents(image: ReleaseImage, specs: ImageSpec[], bases: BaseLayer[]): Promise<PlatformContents[]> {
+  const out: PlatformContents[] = [];
+  for (const [i, spec] of specs.entries()) {
+    const platform = `linux/${spec.architecture}`;
+    const digest = image.platforms[platform];
+    if (!digest) throw new Error(`mkimage wrote no ${platform} image (it wrote ${Object.keys(image.platforms).join(', ')})`);
+    const base = bases[i]!;
+    const ca = spec.entries.find((e) => e.path === CA_BUNDLE_PATH);
+    if (ca?.content === undefined) throw new Error(`the ${platform} image has no /${CA_BUNDLE_PATH}`);
+    out.push({
+      platform,
+      architecture: spec.architecture!,
+      digest,
+      node: { ...base.node, sha256: await sha256File(base.node.binary) },
+      debs: base.packages.map((p) => ({ ...p.deb, files: p.files.length })),
+      generated: [
+        { path: CA_BUNDLE_PATH, sha256: createHash('sha256').update(ca.content).digest('hex'), from: "ca-certificates' certificates" },
+      ],
+    });
+  }
+  return out;
 }

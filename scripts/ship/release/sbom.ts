@@ -6,9 +6,13 @@
  *   every input file with the bytes it put in; a package counts when one of its files put any
  *   (a package that is imported but tree-shaken away is not in the image); name, version and
  *   license come from its package.json in node_modules, the purl is npm's;
- * - the bundle itself (its sha-256), and the Node runtime that runs it, with the Debian packages
- *   its shared libraries come from (the image's stand-in for the distroless base).
+ * - the bundle itself (its SHA-256);
+ * - per platform of the image index (a container component named by its manifest digest): the
+ *   Node binary at /nodejs/bin/node (its SHA-256, and the npm package and tarball integrity it
+ *   came from), every Debian package of the base (the .deb's SHA-256 and the archive URL it was
+ *   fetched from, the purl scanners give it), and the files the build made (the CA bundle).
  *
+ * Every file the document names carries its SHA-256; every component says where it came from.
  * The document is a function of its inputs: its timestamp is the commit's time, its serial number
  * is derived from the image digest, lists are sorted.
  */
@@ -19,10 +23,15 @@ import { Contrib, Enums, Models, Serialize, Spec, Validation } from '@cyclonedx/
 import type { Metafile } from 'esbuild';
 import { PackageURL } from 'packageurl-js';
 import spdxExpressionParse from 'spdx-expression-parse';
+import { NODE_PATH } from '../image/base.js';
+import type { LockedDeb, LockedNode } from '../image/lock.js';
 import { SOURCE_URL, TITLE } from './labels.js';
 import type { Provenance } from './provenance.js';
 
 export const SBOM_FILE = 'sbom.cdx.json';
+
+/** The property that tells which platform's image a component is in (absent: every platform's). */
+export const PLATFORM_PROPERTY = 'echoperator:platform';
 
 /** An npm package as node_modules holds it. */
 export interface BundledPackage {
@@ -64,13 +73,18 @@ export const readPackageJson =
   (dir: string): BundledPackage['packageJson'] =>
     JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8')) as BundledPackage['packageJson'];
 
-/** A Debian package a file of the image comes from. */
-export interface DebianPackage {
-  name: string;
-  version: string;
+/** One platform's image: what its base holds besides the bundle. */
+export interface PlatformContents {
+  /** `linux/amd64` */
+  platform: string;
   architecture: string;
-  /** The image's files from it. */
-  files: string[];
+  /** The platform's image manifest digest. */
+  digest: string;
+  node: LockedNode & { sha256: string };
+  /** The Debian packages, with how many of their files the image keeps. */
+  debs: Array<LockedDeb & { files: number }>;
+  /** Files the build wrote (not from a package): image path, SHA-256, and what they are made of. */
+  generated: Array<{ path: string; sha256: string; from: string }>;
 }
 
 export interface SbomInputs {
@@ -81,7 +95,9 @@ export interface SbomInputs {
   digest: string;
   bundle: { path: string; sha256: string };
   packages: BundledPackage[];
-  node: { version: string; debianPackages: DebianPackage[] };
+  /** The Debian release of the base (`12`). */
+  debianVersion: string;
+  platforms: PlatformContents[];
 }
 
 const npmPurl = (name: string, version: string): string => {
@@ -140,33 +156,85 @@ export function makeBom(i: SbomInputs): Models.Bom {
     bundle.dependencies.add(c.bomRef);
   }
 
-  const nodePurl = new PackageURL('generic', undefined, 'node', i.node.version, {
-    download_url: `https://nodejs.org/dist/v${i.node.version}/`,
-  }).toString();
-  const node = new Models.Component(Enums.ComponentType.Platform, 'node', {
-    bomRef: nodePurl,
-    purl: nodePurl,
-    version: i.node.version,
-    description: 'Node.js at /nodejs/bin/node: the runtime the bundle runs on',
-    licenses: new Models.LicenseRepository([licenses.makeFromString('MIT')]),
-    cpe: `cpe:2.3:a:nodejs:node.js:${i.node.version}:*:*:*:*:*:*:*`,
-  });
-  for (const d of i.node.debianPackages) {
-    const purl = new PackageURL('deb', 'debian', d.name, d.version, { arch: d.architecture }).toString();
-    const lib = new Models.Component(Enums.ComponentType.Library, d.name, {
-      bomRef: purl,
-      purl,
-      version: d.version,
-      description: `the image's ${d.files.map((f) => `/${f}`).join(', ')}`,
+  const sha256 = (hex: string) => new Models.HashDictionary([[Enums.HashAlgorithm['SHA-256'], hex]]);
+  const platformProperty = (platform: string) => new Models.PropertyRepository([new Models.Property(PLATFORM_PROPERTY, platform)]);
+  const debs = new Map<string, Models.Component>();
+  for (const p of i.platforms) {
+    const platformPurl = new PackageURL('oci', undefined, i.repository.split('/').pop()!, p.digest, {
+      arch: p.architecture,
+      repository_url: i.repository,
+    }).toString();
+    const platformImage = new Models.Component(Enums.ComponentType.Container, `${i.repository} (${p.platform})`, {
+      bomRef: platformPurl,
+      purl: platformPurl,
+      version: i.provenance.version,
+      description: `The image for ${p.platform}: the bundle on Node and Debian ${i.debianVersion} packages`,
+      properties: platformProperty(p.platform),
     });
-    bom.components.add(lib);
-    node.dependencies.add(lib.bomRef);
+    const nodePurl = new PackageURL('generic', undefined, 'node', p.node.version, {
+      arch: p.architecture,
+      download_url: p.node.tarball,
+    }).toString();
+    const node = new Models.Component(Enums.ComponentType.Platform, 'node', {
+      bomRef: nodePurl,
+      purl: nodePurl,
+      version: p.node.version,
+      description:
+        `Node.js ${p.node.version}'s official binary at /${NODE_PATH}, from the npm package ${p.node.package}@${p.node.version} ` +
+        `(tarball integrity ${p.node.integrity})`,
+      hashes: sha256(p.node.sha256),
+      licenses: new Models.LicenseRepository([licenses.makeFromString('MIT')]),
+      cpe: `cpe:2.3:a:nodejs:node.js:${p.node.version}:*:*:*:*:*:*:*`,
+      externalReferences: new Models.ExternalReferenceRepository([
+        new Models.ExternalReference(p.node.tarball, Enums.ExternalReferenceType.Distribution, {
+          comment: `npm ${p.node.package}@${p.node.version}, integrity ${p.node.integrity}`,
+        }),
+      ]),
+      properties: platformProperty(p.platform),
+    });
+    bom.components.add(node);
+    platformImage.dependencies.add(node.bomRef);
+    platformImage.dependencies.add(bundle.bomRef);
+    for (const d of p.debs) {
+      const purl = new PackageURL('deb', 'debian', d.name, d.version, {
+        arch: d.architecture,
+        distro: `debian-${i.debianVersion}`,
+      }).toString();
+      let deb = debs.get(purl);
+      if (!deb) {
+        deb = new Models.Component(Enums.ComponentType.Library, d.name, {
+          bomRef: purl,
+          purl,
+          version: d.version,
+          description: `Debian ${i.debianVersion} package ${d.filename}: ${d.files} of its files in the image (no manuals, changelogs, lintian files)`,
+          hashes: sha256(d.sha256),
+          externalReferences: new Models.ExternalReferenceRepository([
+            new Models.ExternalReference(d.url, Enums.ExternalReferenceType.Distribution, {
+              comment: `${d.filename}, SHA-256 ${d.sha256}`,
+            }),
+          ]),
+          ...(d.architecture === 'all' ? {} : { properties: platformProperty(p.platform) }),
+        });
+        debs.set(purl, deb);
+        bom.components.add(deb);
+      }
+      platformImage.dependencies.add(deb.bomRef);
+    }
+    for (const g of p.generated) {
+      const file = new Models.Component(Enums.ComponentType.File, `/${g.path}`, {
+        bomRef: `file:${p.platform}:/${g.path}`,
+        description: `Written by the build (${p.platform}) from ${g.from}`,
+        hashes: sha256(g.sha256),
+        properties: platformProperty(p.platform),
+      });
+      bom.components.add(file);
+      platformImage.dependencies.add(file.bomRef);
+    }
+    bom.components.add(platformImage);
+    image.dependencies.add(platformImage.bomRef);
   }
   bom.components.add(bundle);
-  bom.components.add(node);
-  bundle.dependencies.add(node.bomRef);
   image.dependencies.add(bundle.bomRef);
-  image.dependencies.add(node.bomRef);
   return bom;
 }
 

@@ -1,10 +1,12 @@
 // mkimage writes a one-layer container image, from a JSON spec on stdin (the files of the layer,
-// the image config, and optionally its creation time and manifest annotations), as a
-// docker-archive tar (what `ctr images import` and `docker load` read) or, with "format": "oci",
+// the image config, its platform, and optionally its creation time and manifest annotations), as
+// a docker-archive tar (what `ctr images import` and `docker load` read) or, with "format": "oci",
 // an OCI image layout packed in a tar (an OCI archive, as skopeo's oci-archive: and
-// `ctr images import` read). The same spec always gives the same image digest and the same
-// archive bytes: entries keep the spec's order, owners are numeric, and every timestamp is the
-// spec's "created" (the Unix epoch when unset).
+// `ctr images import` read). With "images" (one entry per platform) and "format": "oci" it writes
+// one image per platform under an OCI image index, the multi-platform image a registry serves.
+// The same spec always gives the same digests and the same archive bytes: entries keep the
+// spec's order, owners are numeric, every timestamp is the spec's "created" (the Unix epoch when
+// unset), and layers are gzip'd at the best compression level by this (pinned) Go's compressor.
 //
 // The layer tar is written with Go's archive/tar; manifests, configs, digests and the image
 // layout are go-containerregistry's, so no image format is packed by hand. The OCI layout's
@@ -14,6 +16,7 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,11 +52,21 @@ type entry struct {
 	GID    int    `json:"gid"`
 }
 
-type spec struct {
-	Output  string    `json:"output"`
-	Tag     string    `json:"tag"`
+// platformImage is one image: its layer's entries, its config and its platform.
+type platformImage struct {
 	Entries []entry   `json:"entries"`
 	Config  v1.Config `json:"config"`
+	// GOARCH names ("amd64", "arm64"); this machine's when empty.
+	Architecture string `json:"architecture,omitempty"`
+	Variant      string `json:"variant,omitempty"`
+}
+
+type spec struct {
+	Output string `json:"output"`
+	Tag    string `json:"tag"`
+	platformImage
+	// Set: an OCI image index of these images (format "oci" only); the top-level entries are unused.
+	Images []platformImage `json:"images,omitempty"`
 	// "docker" (the default) or "oci".
 	Format string `json:"format,omitempty"`
 	// RFC 3339; the image's created time and every timestamp in it. The Unix epoch when empty.
@@ -114,17 +127,17 @@ func layerTar(entries []entry, mtime time.Time) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func build(s spec) (v1.Image, error) {
+func build(s spec, p platformImage) (v1.Image, error) {
 	created, err := createdTime(s)
 	if err != nil {
 		return nil, err
 	}
-	data, err := layerTar(s.Entries, created)
+	data, err := layerTar(p.Entries, created)
 	if err != nil {
 		return nil, err
 	}
 	// An OCI archive holds OCI media types throughout; a docker archive, Docker's.
-	base, layerOpts := empty.Image, []tarball.LayerOption{}
+	base, layerOpts := empty.Image, []tarball.LayerOption{tarball.WithCompressionLevel(gzip.BestCompression)}
 	if s.Format == "oci" {
 		base = mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 		layerOpts = append(layerOpts, tarball.WithMediaType(types.OCILayer))
@@ -133,7 +146,13 @@ func build(s spec) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	img, err := mutate.ConfigFile(base, &v1.ConfigFile{OS: "linux", Architecture: runtime.GOARCH, Config: s.Config})
+	arch := p.Architecture
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
+	// rootfs.type is "layers", the only value the image-spec allows; diff_ids are filled by Append.
+	cfg := &v1.ConfigFile{OS: "linux", Architecture: arch, Variant: p.Variant, Config: p.Config, RootFS: v1.RootFS{Type: "layers"}}
+	img, err := mutate.ConfigFile(base, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -148,9 +167,33 @@ func build(s spec) (v1.Image, error) {
 	return mutate.Annotations(img, s.Annotations).(v1.Image), nil
 }
 
-// writeOCIArchive writes img as an OCI image layout in a tar. The index names it as containerd
-// (io.containerd.image.name: the full reference) and the OCI spec (ref.name: the tag) do.
-func writeOCIArchive(output string, tag name.Tag, img v1.Image, mtime time.Time) error {
+// buildIndex makes one image per platform, under an OCI image index carrying the annotations.
+func buildIndex(s spec) (v1.ImageIndex, error) {
+	var idx v1.ImageIndex = mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	for _, p := range s.Images {
+		img, err := build(s, p)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := img.ConfigFile()
+		if err != nil {
+			return nil, err
+		}
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
+			Add:        img,
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: cfg.OS, Architecture: cfg.Architecture, Variant: cfg.Variant}},
+		})
+	}
+	if len(s.Annotations) == 0 {
+		return idx, nil
+	}
+	return mutate.Annotations(idx, s.Annotations).(v1.ImageIndex), nil
+}
+
+// writeOCIArchive writes an image or an index as an OCI image layout in a tar. The layout's
+// index.json names it as containerd (io.containerd.image.name: the full reference) and the OCI
+// spec (ref.name: the tag) do.
+func writeOCIArchive(output string, tag name.Tag, add func(layout.Path, ...layout.Option) error, mtime time.Time) error {
 	dir, err := os.MkdirTemp(filepath.Dir(output), ".mkimage-oci-")
 	if err != nil {
 		return err
@@ -161,7 +204,7 @@ func writeOCIArchive(output string, tag name.Tag, img v1.Image, mtime time.Time)
 		return err
 	}
 	names := map[string]string{"io.containerd.image.name": tag.Name(), "org.opencontainers.image.ref.name": tag.TagStr()}
-	if err := path.AppendImage(img, layout.WithAnnotations(names)); err != nil {
+	if err := add(path, layout.WithAnnotations(names)); err != nil {
 		return err
 	}
 	f, err := os.Create(output)
@@ -205,7 +248,25 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	img, err := build(s)
+	created, err := createdTime(s)
+	if err != nil {
+		return err
+	}
+	if len(s.Images) > 0 {
+		if s.Format != "oci" {
+			return fmt.Errorf("images: an index is written as an OCI archive only (format %q)", s.Format)
+		}
+		idx, err := buildIndex(s)
+		if err != nil {
+			return err
+		}
+		add := func(p layout.Path, o ...layout.Option) error { return p.AppendIndex(idx, o...) }
+		if err := writeOCIArchive(s.Output, tag, add, created); err != nil {
+			return err
+		}
+		return printIndex(tag, idx)
+	}
+	img, err := build(s, s.platformImage)
 	if err != nil {
 		return err
 	}
@@ -213,10 +274,8 @@ func run() error {
 	case "", "docker":
 		err = tarball.WriteToFile(s.Output, tag, img)
 	case "oci":
-		var created time.Time
-		if created, err = createdTime(s); err == nil {
-			err = writeOCIArchive(s.Output, tag, img, created)
-		}
+		add := func(p layout.Path, o ...layout.Option) error { return p.AppendImage(img, o...) }
+		err = writeOCIArchive(s.Output, tag, add, created)
 	default:
 		err = fmt.Errorf("format: %q is neither docker nor oci", s.Format)
 	}
@@ -232,6 +291,23 @@ func run() error {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(map[string]string{"tag": tag.String(), "id": id.String(), "digest": digest.String()})
+}
+
+// printIndex prints the index's digest and, per platform, its image's manifest digest.
+func printIndex(tag name.Tag, idx v1.ImageIndex) error {
+	digest, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return err
+	}
+	platforms := map[string]string{}
+	for _, d := range m.Manifests {
+		platforms[d.Platform.String()] = d.Digest.String()
+	}
+	return json.NewEncoder(os.Stdout).Encode(map[string]any{"tag": tag.String(), "digest": digest.String(), "platforms": platforms})
 }
 
 func main() {
