@@ -1,6 +1,7 @@
 /**
  * npm run cluster:up | cluster:down | cluster:status, `npm run gitops:up` (Flux and a git server
- * against the running cluster; cluster:down stops them too), and `cluster exec -- CMD...` which
+ * against the running cluster; cluster:down stops them too), `npm run registry:up` (an OCI
+ * registry on the loopback that the node pulls from; cluster:down stops it too), and `cluster exec -- CMD...` which
  * runs a command against a control plane (reused or private) and stops what it started afterwards.
  */
 import { spawn } from 'node:child_process';
@@ -12,6 +13,7 @@ import { ControlPlaneError, exitWithError } from '../ship/errors.js';
 import { acquireControlPlane, defaultClusterDir, runningDefaultCluster } from './controlplane/session.js';
 import { FLUX_NAMESPACE, startGitOps } from './controlplane/gitops.js';
 import { loadOperatorImage } from './operator-image.js';
+import { startRegistry } from './controlplane/registry.js';
 
 function printExport(kubeconfig: string): void {
   console.log(`export KUBECONFIG=${kubeconfig}`);
@@ -115,6 +117,14 @@ async function main(): Promise<void> {
       );
       return;
     }
+    case 'registry': {
+      const state = runningDefaultCluster();
+      if (!state) throw new ControlPlaneError('No cluster is running: start one with `npm run cluster:up`.');
+      const registry = await startRegistry(state);
+      console.error(`registry: push to ${registry.address} (plain HTTP, loopback only), e.g.`);
+      console.error(`  npm run release -- --push ${registry.address} --plain-http --sign-key cosign.key`);
+      return;
+    }
     case 'image': {
       const state = runningDefaultCluster();
       if (!state) throw new ControlPlaneError('No cluster is running: start one with `npm run cluster:up`.');
@@ -131,7 +141,9 @@ async function main(): Promise<void> {
     case 'exec':
       return exec(rest);
     default:
-      console.error('usage: cluster up | down | status | build [ADD-ON...] | image | gitops | leftovers | exec [--private] -- COMMAND...');
+      console.error(
+        'usage: cluster up | down | status | build [ADD-ON...] | image | gitops | registry | leftovers | exec [--private] -- COMMAND...',
+      );
       process.exitCode = 2;
   }
 }

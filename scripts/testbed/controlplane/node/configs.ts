@@ -13,6 +13,8 @@ export interface NodeLayout {
   containerdRoot: string;
   containerdState: string;
   containerdSocket: string;
+  /** containerd's registry host configs (`<host:port>/hosts.toml`), read at each pull: registry.ts writes the local registry's. */
+  containerdHostsDir: string;
   runcRoot: string;
   cniConfDir: string;
   cniIpamDir: string;
@@ -96,7 +98,7 @@ disabled_plugins = [
         Root = ${q(l.runcRoot)}
 
   [plugins."io.containerd.grpc.v1.cri".registry]
-    config_path = ""
+    config_path = ${q(l.containerdHostsDir)}
 `;
 }
 

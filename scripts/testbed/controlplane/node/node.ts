@@ -73,6 +73,7 @@ export function nodeLayout(clusterDir: string): NodeLayout {
     containerdRoot: join(dir, 'containerd', 'root'),
     containerdState: join(dir, 'containerd', 'state'),
     containerdSocket: join(dir, 'containerd.sock'),
+    containerdHostsDir: join(dir, 'containerd', 'hosts'),
     runcRoot: join(dir, 'runc'),
     cniConfDir: join(dir, 'cni', 'net.d'),
     cniIpamDir: join(dir, 'cni', 'ipam'),
@@ -132,7 +133,16 @@ export async function startNode(opts: NodeStartOptions): Promise<NodeState> {
   ensureHostReady(log);
   const bin = await ensureNodeBinaries(log);
   const l = nodeLayout(dir);
-  for (const d of [l.dir, l.cniConfDir, l.cniIpamDir, l.kubeletRoot, l.podLogsDir, l.containerdRoot, l.containerdState])
+  for (const d of [
+    l.dir,
+    l.cniConfDir,
+    l.cniIpamDir,
+    l.kubeletRoot,
+    l.podLogsDir,
+    l.containerdRoot,
+    l.containerdState,
+    l.containerdHostsDir,
+  ])
     mkdirSync(d, { recursive: true });
   const state: NodeState = {
     netns: l.netns,
