@@ -5,6 +5,9 @@
  *   npm run release                               # into dist/release/
  *   npm run release -- --out /tmp/r               # elsewhere
  *   npm run release -- --verify-reproducible      # then a second release into a scratch folder: same bytes, or exit 1
+ *   npm run release -- --sign-key cosign.key      # and sign SHA256SUMS (COSIGN_PASSWORD: the key's password)
+ *   npm run release -- --push REGISTRY --sign-key cosign.key [--plain-http]
+ *                                                 # publish: image, chart, signatures and attestations (release/push.ts)
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,12 +16,23 @@ import { Command } from 'commander';
 import { kib } from './build.js';
 import { release, RELEASE_DIR, type ReleaseResult } from './release/release.js';
 import { SUMS_FILE } from './release/sums.js';
+import { checkRegistry, pushRelease } from './release/push.js';
+import { ensureCosign } from './sign/cosign.js';
+import { IMAGE_REPOSITORY } from '../../infra/props.js';
 
 function commandLine(): Command {
   return new Command('release')
-    .description('Writes the release (image OCI archive, crds.yaml, install.yaml, SBOM, SHA256SUMS) from the commit the tree is at.')
+    .description(
+      'Writes the release (image OCI archive, crds.yaml, install.yaml, chart, SBOM, SLSA provenance, SHA256SUMS) from the commit the tree is at; with --push, publishes it.',
+    )
     .option('--out <dir>', 'the release folder (emptied first)', RELEASE_DIR)
     .option('--verify-reproducible', 'release a second time into a scratch folder and compare every file')
+    .option('--sign-key <file>', "cosign private key: sign SHA256SUMS, and the pushed image's digest (password in COSIGN_PASSWORD)")
+    .option(
+      '--push <registry>',
+      'publish to REGISTRY (host[:port][/path]): the image as REGISTRY/<name>:<version>, the chart as oci://REGISTRY/charts',
+    )
+    .option('--plain-http', 'talk to the --push registry over HTTP (a registry on the loopback only)')
     .allowExcessArguments(false);
 }
 
@@ -34,10 +48,24 @@ function summary(r: ReleaseResult): string {
 async function main(argv: string[]): Promise<void> {
   // --help prints usage and exits 0; an unknown or incomplete argument exits 1 with its error.
   const program = commandLine().parse(argv, { from: 'user' });
-  const options = program.opts<{ out: string; verifyReproducible?: boolean }>();
+  const options = program.opts<{ out: string; verifyReproducible?: boolean; signKey?: string; push?: string; plainHttp?: boolean }>();
+  const push = options.push && checkRegistry(options.push);
+  if (push && !options.signKey)
+    throw new Error('--push needs --sign-key <cosign.key>: a published image is signed (make a key with `cosign generate-key-pair`)');
+  if (options.plainHttp && !push) throw new Error('--plain-http applies to --push only');
   const log = (line: string): void => console.error(line);
-  const first = await release(resolve(options.out), log);
+  const signKey = options.signKey && resolve(options.signKey);
+  const cosign = signKey ? { cosign: await ensureCosign(log), plainHttp: options.plainHttp } : undefined;
+  const repository = push ? `${push}/${IMAGE_REPOSITORY.split('/').pop()!}` : undefined;
+  const first = await release(resolve(options.out), log, { repository, signKey, cosign });
   console.log(summary(first));
+  if (push) {
+    const pushed = await pushRelease(
+      { ...first, archive: first.archive, version: first.provenance.version, repository: first.repository },
+      { registry: push, plainHttp: options.plainHttp ?? false, key: signKey!, cosign: cosign!, log },
+    );
+    console.log(`published: image ${pushed.image}, chart ${pushed.chart} --version ${first.provenance.version}`);
+  }
   if (!options.verifyReproducible) return;
   const scratch = mkdtempSync(join(tmpdir(), 'echoperator-release-'));
   try {

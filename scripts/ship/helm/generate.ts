@@ -61,6 +61,8 @@ function chartYaml(): string {
 export interface ChartOptions {
   /** The released image's digest, written as the default image.digest so the chart runs exactly that image. */
   imageDigest?: string;
+  /** The repository it is pushed to, when not the default (`npm run release -- --push REGISTRY`). */
+  imageRepository?: string;
 }
 
 /** Replaces the one line of `text` that `line` matches, or throws: a generator must not silently miss. */
@@ -76,7 +78,8 @@ function replaceLine(text: string, line: RegExp, by: (match: RegExpExecArray) =>
  * infra/values.yaml as the chart's values.yaml, edited as text so that every comment stays above
  * its own key (a YAML library re-printing the document attaches the trailing comments to the
  * last map and indents them under it): `# createNamespace: true` becomes `createNamespace: false`,
- * and a release's digest uncomments `image:` and its `digest:` (the rest of image stays comments).
+ * and a release's digest and repository uncomment `image:` and those keys (the rest of image stays
+ * comments).
  */
 export function chartValuesYaml(opts: ChartOptions = {}): string {
   let text = readFileSync(join(root, 'infra/values.yaml'), 'utf8');
@@ -85,8 +88,11 @@ export function chartValuesYaml(opts: ChartOptions = {}): string {
     /^# createNamespace: true( *)# .*$/,
     (m) => `createNamespace: false${m[1]} # helm install --create-namespace makes it`,
   );
+  if (opts.imageDigest || opts.imageRepository) text = replaceLine(text, /^# image:$/, () => 'image:');
+  if (opts.imageRepository) {
+    text = replaceLine(text, /^# {3}repository: \S+(.*)$/, (m) => `  repository: ${JSON.stringify(opts.imageRepository)}${m[1]}`);
+  }
   if (opts.imageDigest) {
-    text = replaceLine(text, /^# image:$/, () => 'image:');
     text = replaceLine(text, /^# {3}digest: ""(.*)$/, (m) => `  digest: ${JSON.stringify(opts.imageDigest)}${m[1]}`);
   }
   const header =

@@ -14,11 +14,14 @@ import { BUNDLE, ROOT, buildBundle } from '../build.js';
 import { packageChart } from '../helm/generate.js';
 import { CA_BUNDLE_PATH, type BaseLayer } from '../image/base.js';
 import { operatorBase, operatorImageOn } from '../image/operator.js';
-import { PLATFORMS, readLock } from '../image/lock.js';
+import { LOCK_FILE, PLATFORMS, readLock } from '../image/lock.js';
 import type { ImageSpec } from '../image/images.js';
 import { buildReleaseImage, validateArchive, type ReleaseImage } from './image.js';
 import { releaseManifests } from './manifests.js';
 import { readChangelogSection } from './changelog.js';
+import { SOURCE_URL } from './labels.js';
+import { slsaPredicate, SLSA_FILE } from './slsa.js';
+import { ensureCosign, signBlob, type CosignOptions } from '../sign/cosign.js';
 import { NOTES_FILE, releaseNotes } from './notes.js';
 import { sourceProvenance, type Provenance } from './provenance.js';
 import { bundledPackages, makeBom, readPackageJson, SBOM_FILE, serializeBom, validateBom, type PlatformContents } from './sbom.js';
@@ -30,6 +33,10 @@ export const RELEASE_DIR = join(ROOT, 'dist/release');
 export interface ReleaseResult {
   dir: string;
   provenance: Provenance;
+  /** The image's repository, as the manifests and the chart name it. */
+  repository: string;
+  /** The packaged chart's file name. */
+  chart: string;
   /** The image index's digest, `sha256:...`. */
   digest: string;
   /** `linux/amd64` -> that platform's image manifest digest. */
@@ -51,8 +58,26 @@ function emptyReleaseDir(dir: string): void {
   mkdirSync(dir, { recursive: true });
 }
 
+export interface ReleaseOptions {
+  /** Where the image is published (its name in install.yaml, the chart and the SBOM); IMAGE_REPOSITORY by default. */
+  repository?: string;
+  /** cosign's private key: SHA256SUMS is signed with it (SUMS_BUNDLE_FILE). */
+  signKey?: string;
+  cosign?: CosignOptions;
+  /** The SLSA provenance's builder id. */
+  builderId?: string;
+}
+
+/** cosign's bundle for SHA256SUMS: `cosign verify-blob --key cosign.pub --bundle SHA256SUMS.sigstore.json SHA256SUMS`. */
+export const SUMS_BUNDLE_FILE = `${SUMS_FILE}.sigstore.json`;
+
 /** Writes the release into `dir` (emptied first). `log` gets one line per step. */
-export async function release(dir = RELEASE_DIR, log: (line: string) => void = () => {}): Promise<ReleaseResult> {
+export async function release(
+  dir = RELEASE_DIR,
+  log: (line: string) => void = () => {},
+  opts: ReleaseOptions = {},
+): Promise<ReleaseResult> {
+  const repository = opts.repository ?? IMAGE_REPOSITORY;
   const started = performance.now();
   const provenance = sourceProvenance(ROOT);
   if (provenance.uncommitted.length) log(`warning: not the commit's release: uncommitted changes in ${provenance.uncommitted.join(', ')}`);
@@ -80,11 +105,11 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
   const validation = (await validateArchive(join(dir, image.file))).trim().split('\n');
   log(`image: ${validation.at(-1)} (${validation.length - 1} documents and blobs checked against the OCI image-spec's schemas)`);
 
-  const manifests = releaseManifests(IMAGE_REPOSITORY, image.digest);
+  const manifests = releaseManifests(repository, image.digest);
   for (const [name, text] of Object.entries(manifests)) writeFileSync(join(dir, name), text);
 
   // The chart runs the released image by digest, as install.yaml does.
-  const chart = basename(await packageChart(dir, { imageDigest: image.digest }));
+  const chart = basename(await packageChart(dir, { imageDigest: image.digest, imageRepository: opts.repository }));
   log(`chart: ${chart}`);
 
   const platforms = await platformContents(image, specs, bases);
@@ -92,7 +117,7 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
     makeBom({
       provenance,
       description: packageJson.description,
-      repository: IMAGE_REPOSITORY,
+      repository,
       digest: image.digest,
       bundle: { path: relative(ROOT, BUNDLE), sha256: await sha256File(BUNDLE) },
       packages: bundledPackages(bundle.metafile, relative(ROOT, BUNDLE), readPackageJson(ROOT)),
@@ -104,14 +129,37 @@ export async function release(dir = RELEASE_DIR, log: (line: string) => void = (
   writeFileSync(join(dir, SBOM_FILE), sbom);
   writeFileSync(join(dir, NOTES_FILE), releaseNotes({ provenance, archive: image.file, chart, image, lock, changes }));
 
+  const slsa = slsaPredicate({
+    provenance,
+    lock,
+    lockSha256: await sha256File(LOCK_FILE),
+    packageLockSha256: await sha256File(join(ROOT, 'package-lock.json')),
+    builderId: opts.builderId ?? `${SOURCE_URL}/blob/${provenance.revision}/scripts/ship/release.ts`,
+  });
+  writeFileSync(join(dir, SLSA_FILE), `${JSON.stringify(slsa, null, 2)}\n`);
+
   const names = readdirSync(dir).filter((n) => n !== SUMS_FILE);
   writeFileSync(join(dir, SUMS_FILE), await sumsOf(dir, names));
+  if (opts.signKey) {
+    signBlob(opts.cosign ?? { cosign: await ensureCosign(log) }, opts.signKey, join(dir, SUMS_FILE), join(dir, SUMS_BUNDLE_FILE));
+    log(`sign: ${SUMS_FILE} -> ${SUMS_BUNDLE_FILE}`);
+  }
   const files = Object.fromEntries(
     readdirSync(dir)
       .sort()
       .map((n) => [n, statSync(join(dir, n)).size]),
   );
-  return { dir, provenance, digest: image.digest, platforms: image.platforms, archive: image.file, files, ms: performance.now() - started };
+  return {
+    dir,
+    provenance,
+    repository,
+    chart,
+    digest: image.digest,
+    platforms: image.platforms,
+    archive: image.file,
+    files,
+    ms: performance.now() - started,
+  };
 }
 
 /** What each platform's image holds besides the bundle, hashed, for the SBOM. */
