@@ -25,9 +25,13 @@ import { SUMS_BUNDLE_FILE } from '../../scripts/ship/release/release.js';
 import { ensureCosign } from '../../scripts/ship/sign/cosign.js';
 import { startRegistry } from '../../scripts/testbed/controlplane/registry.js';
 import { ensureSyft, scan } from '../../scripts/testbed/scanner/scanner.js';
+import { addOnsReady } from '../support/addons.js';
 import { startPrivateControlPlane } from '../support/faults.js';
 import { eventually, itemsOf } from '../support/kube.js';
 import { scratchDir } from '../support/scratch.js';
+
+// Built in the background by npm test while other files run: wait for them here, outside any test's timeout.
+await addOnsReady(import.meta.url);
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const NS = 'echoperator';
