@@ -8,6 +8,12 @@
  *   npm run release -- --sign-key cosign.key      # and sign SHA256SUMS (COSIGN_PASSWORD: the key's password)
  *   npm run release -- --push REGISTRY --sign-key cosign.key [--plain-http]
  *                                                 # publish: image, chart, signatures and attestations (release/push.ts)
+ *   npm run release -- --development              # a test's release: a locked .deb the archive dropped is
+ *                                                 # replaced by the served one, loudly (image/resolve.ts)
+ *
+ * Without --development, a release is its lock (scripts/ship/image/lock.json) or nothing: a locked
+ * .deb that neither the cache holds nor the archive serves any longer refuses the release, naming
+ * the package, its version and the served one, and `npm run image:lock`.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +39,10 @@ function commandLine(): Command {
       'publish to REGISTRY (host[:port][/path]): the image as REGISTRY/<name>:<version>, the chart as oci://REGISTRY/charts',
     )
     .option('--plain-http', 'talk to the --push registry over HTTP (a registry on the loopback only)')
+    .option(
+      '--development',
+      'a test build, not a release: a locked .deb the archive no longer serves is replaced by the served version, with a warning (--push then only with --plain-http)',
+    )
     .allowExcessArguments(false);
 }
 
@@ -48,16 +58,26 @@ function summary(r: ReleaseResult): string {
 async function main(argv: string[]): Promise<void> {
   // --help prints usage and exits 0; an unknown or incomplete argument exits 1 with its error.
   const program = commandLine().parse(argv, { from: 'user' });
-  const options = program.opts<{ out: string; verifyReproducible?: boolean; signKey?: string; push?: string; plainHttp?: boolean }>();
+  const options = program.opts<{
+    out: string;
+    verifyReproducible?: boolean;
+    signKey?: string;
+    push?: string;
+    plainHttp?: boolean;
+    development?: boolean;
+  }>();
   const push = options.push && checkRegistry(options.push);
   if (push && !options.signKey)
     throw new Error('--push needs --sign-key <cosign.key>: a published image is signed (make a key with `cosign generate-key-pair`)');
   if (options.plainHttp && !push) throw new Error('--plain-http applies to --push only');
+  if (options.development && push && !options.plainHttp)
+    throw new Error('--development builds are not published: with --push, only to a loopback registry (--plain-http)');
+  const inputs = options.development ? 'development' : 'release';
   const log = (line: string): void => console.error(line);
   const signKey = options.signKey && resolve(options.signKey);
   const cosign = signKey ? { cosign: await ensureCosign(log), plainHttp: options.plainHttp } : undefined;
   const repository = push ? `${push}/${IMAGE_REPOSITORY.split('/').pop()!}` : undefined;
-  const first = await release(resolve(options.out), log, { repository, signKey, cosign });
+  const first = await release(resolve(options.out), log, { repository, signKey, cosign, inputs });
   console.log(summary(first));
   if (push) {
     const pushed = await pushRelease(
@@ -69,7 +89,7 @@ async function main(argv: string[]): Promise<void> {
   if (!options.verifyReproducible) return;
   const scratch = mkdtempSync(join(tmpdir(), 'echoperator-release-'));
   try {
-    const second = await release(scratch, log);
+    const second = await release(scratch, log, { inputs });
     console.log(summary(second));
     const sums = (dir: string): string => readFileSync(join(dir, SUMS_FILE), 'utf8');
     if (second.digest !== first.digest || sums(scratch) !== sums(first.dir)) {

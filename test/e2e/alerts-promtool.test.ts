@@ -14,7 +14,7 @@ import { before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { alertNames, alertRuleGroups, type AlertRule } from '../../infra/monitoring/alerts.js';
 import { resolveEchoperatorProps } from '../../infra/props.js';
-import { ensureDebianPackages } from '../../scripts/testbed/controlplane/node/host.js';
+import { ensureDebianPackages } from '../../scripts/ship/apt.js';
 import { startedMetricsEndpoint } from '../support/metricsendpoint.js';
 import { ALERT_CASES, PROPS, type AlertCase } from '../fixtures/alerts/cases.js';
 

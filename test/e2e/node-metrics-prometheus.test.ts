@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { synthesize } from '../../infra/chart.js';
-import { ensureDebianPackages } from '../../scripts/testbed/controlplane/node/host.js';
+import { ensureDebianPackages } from '../../scripts/ship/apt.js';
 import { startPrometheus, type ActiveTarget, type InstantSample } from '../../scripts/lab/pictures/prometheus.js';
 import { loadOperatorImage } from '../../scripts/testbed/operator-image.js';
 import { selfSignedCertificate } from '../../src/observability/selfsigned.js';

@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { dashboardPanelQueries } from '../../infra/monitoring/dashboard.js';
 import { metricsSelector } from '../../infra/monitoring/selector.js';
-import { ensureDebianPackages } from '../../scripts/testbed/controlplane/node/host.js';
+import { ensureDebianPackages } from '../../scripts/ship/apt.js';
 import { startMonitoredRun, type MonitoredRun } from '../../scripts/lab/pictures/live-run.js';
 import { substitutePanelVariables } from '../../scripts/lab/pictures/panels.js';
 import { rulesWithShortFor } from '../../scripts/ship/gen/monitoring-rules.js';

@@ -73,7 +73,7 @@ test(
     // As a publisher runs it.
     const released = run(
       'npx',
-      ['tsx', 'scripts/ship/release.ts', '--out', out, '--push', registry.address, '--plain-http', '--sign-key', key],
+      ['tsx', 'scripts/ship/release.ts', '--development', '--out', out, '--push', registry.address, '--plain-http', '--sign-key', key],
       { cwd: ROOT, env: PASSWORD, timeoutMs: 1_500_000 },
     );
     t.diagnostic(released.out);

@@ -35,7 +35,7 @@ test(
     const dir = mkdtempSync(join(tmpdir(), 'echoperator-release-'));
     const again = mkdtempSync(join(tmpdir(), 'echoperator-release-'));
     t.after(() => [dir, again].forEach((d) => rmSync(d, { recursive: true, force: true })));
-    const made = await release(dir, (line) => t.diagnostic(line));
+    const made = await release(dir, (line) => t.diagnostic(line), { inputs: 'development' });
     assert.ok(Object.keys(made.files).includes(`echoperator-${made.provenance.version}.tgz`), 'the Helm chart is in the release');
     t.diagnostic(`release in ${(made.ms / 1000).toFixed(1)} s: ${JSON.stringify(made.files)}`);
 

@@ -35,7 +35,7 @@ import { synthesize, type Manifest } from '../../infra/chart.js';
 import { metricsServiceDns, metricsServiceName } from '../../infra/monitoring/scrape-config.js';
 import type { ServiceMonitorSpec } from '../../infra/monitoring/service-monitor.js';
 import { ensurePrometheusOperator } from '../../scripts/testbed/controlplane/assets.js';
-import { ensureDebianPackages } from '../../scripts/testbed/controlplane/node/host.js';
+import { ensureDebianPackages } from '../../scripts/ship/apt.js';
 import { endpointSliceFileSd } from '../../scripts/lab/pictures/discovery.js';
 import { startPrometheus } from '../../scripts/lab/pictures/prometheus.js';
 import { loadOperatorImage } from '../../scripts/testbed/operator-image.js';

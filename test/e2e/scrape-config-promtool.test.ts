@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { plainScrapeConfig } from '../../infra/monitoring/scrape-config.js';
 import { resolveEchoperatorProps } from '../../infra/props.js';
-import { ensureDebianPackages } from '../../scripts/testbed/controlplane/node/host.js';
+import { ensureDebianPackages } from '../../scripts/ship/apt.js';
 
 describe('plainScrapeConfig, through promtool', () => {
   const r = resolveEchoperatorProps({ name: 'echo', namespace: 'ops', metrics: { certSecret: 'echo-metrics-tls' } });

@@ -46,7 +46,7 @@ export async function upgradeReleases(t: TestContext): Promise<Releases> {
   const from = await rebuildRelease(RELEASES.at(-1)!.version, log);
   const dir = mkdtempSync(join(tmpdir(), 'echoperator-release-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const made = await release(dir, log);
+  const made = await release(dir, log, { inputs: 'development' });
   const to = releaseFolder(dir, made.provenance.version);
   assert.notEqual(to.version, from.version, 'this tree is a new version');
   assert.notEqual(to.digest, from.digest);

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { baseLayer, caBundle, isExcluded, keptMd5sums, statusEntry, type BaseInput } from '../../scripts/ship/image/base.js';
 import { debsFor, LOCK_FILE, parseLock, PLATFORMS, BASE_PACKAGES, type LockedDeb } from '../../scripts/ship/image/lock.js';
-import { parsePrintUris, parseStanzas } from '../../scripts/ship/image/lock-refresh.js';
+import { parsePrintUris, parseStanzas } from '../../scripts/ship/image/apt-lists.js';
 import { scratchDir } from '../support/scratch.js';
 
 const deb = (name: string, architecture: LockedDeb['architecture'] = 'amd64'): LockedDeb => ({
@@ -175,8 +175,15 @@ test("apt's answers are read as they are printed", () => {
     },
   );
   assert.throws(() => parsePrintUris('E: no'), /--print-uris said "E: no"/);
-  assert.deepEqual(parseStanzas('Package: a\nVersion: 1\nArchitecture: all\n\nPackage: b\nArchitecture: arm64\nVersion: 2:3\n'), [
-    { name: 'a', architecture: 'all', version: '1' },
-    { name: 'b', architecture: 'arm64', version: '2:3' },
-  ]);
+  assert.deepEqual(
+    parseStanzas(
+      'Package: a\nVersion: 1\nArchitecture: all\nFilename: pool/main/a/a_1_all.deb\nSize: 12\nSHA256: ' +
+        'd'.repeat(64) +
+        '\n\nPackage: b\nArchitecture: arm64\nVersion: 2:3\n',
+    ),
+    [
+      { name: 'a', architecture: 'all', version: '1', filename: 'pool/main/a/a_1_all.deb', size: 12, sha256: 'd'.repeat(64) },
+      { name: 'b', architecture: 'arm64', version: '2:3', filename: '', size: 0, sha256: '' },
+    ],
+  );
 });

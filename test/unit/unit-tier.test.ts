@@ -16,6 +16,7 @@ import { test } from 'node:test';
 /** Functions that install or build an outside binary, or start what runs one. */
 const INSTALLERS = [
   'ensureDebianPackages',
+  'ensureForeignArchitecture',
   'ensureHostReady',
   'ensureOwnGoBinaries',
   'resolveBinary',

@@ -17,7 +17,7 @@ import { DASHBOARD_ROWS, type PanelSpec } from '../../../infra/monitoring/dashbo
 import { metricsServiceName } from '../../../infra/monitoring/scrape-config.js';
 import { lineChart, siTick, type LinePanel } from '../bench/chart.js';
 import { startControlPlane, stopControlPlane } from '../../testbed/controlplane/cluster.js';
-import { ensureDebianPackages } from '../../testbed/controlplane/node/host.js';
+import { ensureDebianPackages } from '../../ship/apt.js';
 import { eventually } from '../../testbed/eventually.js';
 import { kubectlFor } from '../../testbed/kubectl.js';
 import { loadOperatorImage } from '../../testbed/operator-image.js';

@@ -6,14 +6,17 @@
  * tarball integrity for each platform's package. Review the diff, then commit it: the release
  * builds from the committed lock only.
  *
- * apt must know the foreign architecture: `dpkg --add-architecture arm64 && apt-get update`.
+ * A platform apt does not serve yet is added first (`dpkg --add-architecture arm64`, `apt-get
+ * update`: scripts/ship/apt.ts), so it runs as root.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureForeignArchitecture } from '../apt.js';
 import { ROOT } from '../build.js';
 import { nodeLine } from '../runtimes.js';
+import { parsePrintUris, parseStanzas } from './apt-lists.js';
 import { parseFinalStage } from './dockerfile.js';
 import { BASE_PACKAGES, LOCK_FILE, NODE_PACKAGES, parseLock, PLATFORMS, type ImageLock, type LockedDeb } from './lock.js';
 
@@ -23,30 +26,13 @@ function run(command: string, args: string[]): string {
   return r.stdout;
 }
 
-/** `'URL' FILE SIZE SHA256:HEX`, apt-get's --print-uris line. */
-export function parsePrintUris(line: string): Pick<LockedDeb, 'url' | 'filename' | 'size' | 'sha256'> {
-  const m = /^'([^']+)' (\S+) (\d+) SHA256:([0-9a-f]{64})$/.exec(line.trim());
-  if (!m) throw new Error(`apt-get --print-uris said ${JSON.stringify(line)}`);
-  return { url: m[1]!, filename: m[2]!, size: Number(m[3]), sha256: m[4]! };
-}
-
-/** apt-cache show's stanzas, as { Package, Architecture, Version } each. */
-export function parseStanzas(text: string): Array<{ name: string; architecture: string; version: string }> {
-  return text
-    .split(/\n\n+/)
-    .filter((s) => s.trim())
-    .map((stanza) => {
-      const field = (key: string): string => new RegExp(`^${key}: (.+)$`, 'm').exec(stanza)?.[1]?.trim() ?? '';
-      return { name: field('Package'), architecture: field('Architecture'), version: field('Version') };
-    });
-}
-
 /**
  * Each base package's candidate for each platform: three apt calls in all (apt is slow to start):
  * which packages are architecture-independent, the candidates of the others per platform, then
  * every .deb's URI, size and SHA-256.
  */
 function candidates(): LockedDeb[] {
+  for (const platform of PLATFORMS) ensureForeignArchitecture(platform, (line) => console.error(line));
   const show = (names: string[]) => parseStanzas(run('apt-cache', ['show', '--no-all-versions', ...names]));
   const native = show(BASE_PACKAGES);
   const independent = native.filter((p) => p.architecture === 'all');

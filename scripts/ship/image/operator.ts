@@ -16,8 +16,9 @@ import { ensureBundle } from '../runtimes.js';
 import { baseLayer, type BaseLayer } from './base.js';
 import { parseFinalStage } from './dockerfile.js';
 import { operatorImageSpec, type ImageSpec } from './images.js';
-import { fetchNode, unpackDeb } from './inputs.js';
+import { fetchNode, resolveInputs, unpackDeb } from './inputs.js';
 import { debsFor, PLATFORMS, readLock, type ImageLock, type Platform } from './lock.js';
+import type { InputsPolicy } from './resolve.js';
 
 /** The image the synthesized Deployment runs by default. */
 export const OPERATOR_IMAGE = `${IMAGE_REPOSITORY}:${ECHOPERATOR_VERSION}`;
@@ -43,8 +44,17 @@ export function checkLockMatchesDockerfile(from: string, lock: ImageLock): void 
     );
 }
 
-/** The base of one platform: the lock's packages and Node, fetched, checked and unpacked. */
-export function operatorBase(platform: Platform, lock: ImageLock = readLock()): BaseLayer {
+/**
+ * The lock's inputs for `platforms`, as `policy` has them (resolve.ts): `release` refuses a locked
+ * package the archive no longer serves (and the cache does not hold); `development` (the demo, the
+ * tests) takes the served version and logs the change.
+ */
+export function operatorLock(platforms: readonly Platform[], policy: InputsPolicy, log: (line: string) => void): ImageLock {
+  return resolveInputs(readLock(), platforms, policy, log).lock;
+}
+
+/** The base of one platform: the lock's packages and Node (operatorLock), fetched, checked and unpacked. */
+export function operatorBase(platform: Platform, lock: ImageLock): BaseLayer {
   checkLockMatchesDockerfile(parseFinalStage(readFileSync(DOCKERFILE, 'utf8')).from, lock);
   const inputs = debsFor(lock, platform).map((deb) => ({ deb, ...unpackDeb(deb) }));
   const node = fetchNode(lock.node[platform]);
@@ -57,7 +67,10 @@ export async function operatorImageOn(base: BaseLayer): Promise<ImageSpec> {
   return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle, tag: OPERATOR_IMAGE, base });
 }
 
-/** The operator image of one platform (the host's by default). */
-export async function operatorImage(platform: Platform = hostPlatform(), lock?: ImageLock): Promise<ImageSpec> {
-  return operatorImageOn(operatorBase(platform, lock));
+/** The operator image of one platform (the host's by default), a development build (operatorLock). */
+export async function operatorImage(
+  platform: Platform = hostPlatform(),
+  log: (line: string) => void = (l) => console.error(l),
+): Promise<ImageSpec> {
+  return operatorImageOn(operatorBase(platform, operatorLock([platform], 'development', log)));
 }

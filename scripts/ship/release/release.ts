@@ -13,8 +13,9 @@ import { IMAGE_REPOSITORY } from '../../../infra/props.js';
 import { BUNDLE, ROOT, buildBundle } from '../build.js';
 import { packageChart } from '../helm/generate.js';
 import { CA_BUNDLE_PATH, type BaseLayer } from '../image/base.js';
-import { operatorBase, operatorImageOn } from '../image/operator.js';
-import { LOCK_FILE, PLATFORMS, readLock } from '../image/lock.js';
+import { operatorBase, operatorImageOn, operatorLock } from '../image/operator.js';
+import { LOCK_FILE, PLATFORMS } from '../image/lock.js';
+import type { InputsPolicy } from '../image/resolve.js';
 import type { ImageSpec } from '../image/images.js';
 import { buildReleaseImage, validateArchive, type ReleaseImage } from './image.js';
 import { releaseManifests } from './manifests.js';
@@ -66,6 +67,11 @@ export interface ReleaseOptions {
   cosign?: CosignOptions;
   /** The SLSA provenance's builder id. */
   builderId?: string;
+  /**
+   * `release` (the default): every input is the lock's, or the release is refused. `development`
+   * (tests): a locked .deb the archive no longer serves is replaced by the served one, with a warning.
+   */
+  inputs?: InputsPolicy;
 }
 
 /** cosign's bundle for SHA256SUMS: `cosign verify-blob --key cosign.pub --bundle SHA256SUMS.sigstore.json SHA256SUMS`. */
@@ -88,7 +94,7 @@ export async function release(
   // The bundle at package.json's version, built now: its metafile says what is inside.
   const bundle = await buildBundle(provenance.version);
   log(`bundle: ${bundle.bytes} bytes`);
-  const lock = readLock();
+  const lock = operatorLock(PLATFORMS, opts.inputs ?? 'release', log);
   const bases = PLATFORMS.map((platform) => operatorBase(platform, lock));
   const specs: ImageSpec[] = [];
   for (const base of bases) {
