@@ -6,8 +6,8 @@
  * image by digest from the registry (its hosts.toml; nothing is imported with ctr), and an Echo
  * prints. cosign verifies the signature, the SBOM and provenance attestations and the signed
  * SHA256SUMS with the public key of a key pair made for this run; another image pushed under the
- * same tag fails verification. syft, reading the pushed image, finds the SBOM's Debian packages
- * and Node.
+ * same tag fails verification. The scanner (syft's catalogers), reading the pushed image, finds
+ * the SBOM's Debian packages and Node.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -24,7 +24,7 @@ import { SUMS_FILE } from '../../scripts/ship/release/sums.js';
 import { SUMS_BUNDLE_FILE } from '../../scripts/ship/release/release.js';
 import { ensureCosign } from '../../scripts/ship/sign/cosign.js';
 import { startRegistry } from '../../scripts/testbed/controlplane/registry.js';
-import { ensureSyft, scan } from '../../scripts/testbed/scanner/scanner.js';
+import { ensureScanner, scan } from '../../scripts/testbed/scanner/scanner.js';
 import { addOnsReady } from '../support/addons.js';
 import { startPrivateControlPlane } from '../support/faults.js';
 import { eventually, itemsOf } from '../support/kube.js';
@@ -60,7 +60,7 @@ test(
     const out = join(dir, 'release');
     const cosign = await ensureCosign((l) => t.diagnostic(l));
     const helm = await ensureHelm((l) => t.diagnostic(l));
-    const syft = await ensureSyft((l) => t.diagnostic(l));
+    const scanner = await ensureScanner((l) => t.diagnostic(l));
     const keys = run(cosign, ['generate-key-pair'], { cwd: dir, env: PASSWORD });
     assert.ok(keys.ok, keys.out);
     const [key, pub] = [join(dir, 'cosign.key'), join(dir, 'cosign.pub')];
@@ -121,10 +121,10 @@ test(
         c.properties.some((p) => p.name === PLATFORM_PROPERTY && p.value === platform);
       const sbomDebs = bom.components.filter((c) => c.purl?.startsWith('pkg:deb/') && inPlatform(c)).map((c) => `${c.name} ${c.version}`);
       const sbomNode = bom.components.filter((c) => c.name === 'node' && inPlatform(c)).map((c) => c.version);
-      const scanned = scan(syft, `registry:${pinned}`, platform, { SYFT_REGISTRY_INSECURE_USE_HTTP: 'true' });
+      const scanned = scan(scanner, `registry:${pinned}`, { platform, plainHttp: true });
       const scannedDebs = scanned.filter((p) => p.type === 'deb').map((p) => `${p.name} ${p.version}`);
       const scannedNode = scanned.filter((p) => p.name === 'node' && p.type === 'binary').map((p) => p.version);
-      t.diagnostic(`${platform}: syft finds ${scannedDebs.length} Debian packages and node ${scannedNode.join(', ')}`);
+      t.diagnostic(`${platform}: the scanner finds ${scannedDebs.length} Debian packages and node ${scannedNode.join(', ')}`);
       assert.deepEqual([...new Set(scannedDebs)].sort(), sbomDebs.sort(), `${platform}: the Debian packages`);
       assert.deepEqual(scannedNode, sbomNode, `${platform}: Node`);
     }

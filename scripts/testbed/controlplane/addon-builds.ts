@@ -1,16 +1,16 @@
 /**
  * The add-ons some test files need beyond the cluster (Flux, Argo CD's health harness,
- * prometheus-operator, Helm, the registry, cosign and syft): each is a Go build of minutes the first time, needed by a handful
- * of files. `npm test` builds those not built yet in a background process at the lowest CPU
- * priority while the other files run, and puts the files that need one of them last (a warm run's
- * order is left alone); such a file waits for the build before its first test (the build lock in
- * assets.ts waits for the builder), outside any test's timeout.
+ * prometheus-operator, Helm, the registry, cosign and the scanner): each is a Go build of minutes
+ * the first time, needed by a handful of files. `npm test` builds those not built yet in a
+ * background process at the lowest CPU priority while the other files run, and puts the files that
+ * need one of them last (a warm run's order is left alone); such a file waits for the build before
+ * its first test (the build lock in assets.ts waits for the builder), outside any test's timeout.
  */
 import { ensureArgoCdHealth, ensureFluxBinaries, ensurePrometheusOperator } from './assets.js';
 import { ensureHelm } from '../../ship/helm/tool.js';
 import { isCached } from '../../ship/gobuild.js';
 import { ensureCosign } from '../../ship/sign/cosign.js';
-import { ensureSyft } from '../scanner/scanner.js';
+import { ensureScanner } from '../scanner/scanner.js';
 import { ensureRegistry } from './registry.js';
 
 export interface AddOnBuild {
@@ -31,7 +31,7 @@ export const ADD_ON_BUILDS = {
   // Publishing through the test bed's registry: the registry, cosign, and the scanner that reads the pushed image.
   registry: { ensure: ensureRegistry, neededBy: (f: string) => e2e(f) && f.includes('registry') },
   cosign: { ensure: ensureCosign, neededBy: (f: string) => e2e(f) && f.includes('registry') },
-  syft: { ensure: ensureSyft, neededBy: (f: string) => e2e(f) && f.includes('registry') },
+  scanner: { ensure: ensureScanner, neededBy: (f: string) => e2e(f) && f.includes('registry') },
 } satisfies Record<string, AddOnBuild>;
 
 export type AddOnName = keyof typeof ADD_ON_BUILDS;

@@ -1,7 +1,7 @@
 /**
  * The local cluster's OCI registry: the distribution registry (gomod/registry, built from the Go
- * module proxy), an add-on of the cluster (addons.ts) started by `npm run registry:up` or a test,
- * stopped with the cluster. It listens on the host's loopback only (plain HTTP: nothing leaves
+ * module proxy with its filesystem and in-memory storage drivers only), an add-on of the cluster
+ * (addons.ts) started by `npm run registry:up` or a test, stopped with the cluster. It listens on the host's loopback only (plain HTTP: nothing leaves
  * 127.0.0.1), keeps its storage and config in `<cluster folder>/registry/`, and is reachable from
  * the node's containerd under the same address, 127.0.0.1:<port>: a forwarder pair joined by a
  * Unix socket in the folder carries the node namespace's 127.0.0.1:<port> to the host's (as the
@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pinnedVersion, resolveCached, type BuildGroup } from '../../ship/gobuild.js';
+import { ownModuleGroup, pinnedVersion, resolveCached, type BuildGroup } from '../../ship/gobuild.js';
 import { formatDuration } from '../../ship/errors.js';
 import { recordAddon, stopAddon } from './addons.js';
 import { freePort, type ControlPlaneState } from './cluster.js';
@@ -43,13 +43,10 @@ const layout = (clusterDir: string) => {
 export async function ensureRegistry(log: (line: string) => void = (l) => console.error(l)): Promise<string> {
   const module = join(dirname(fileURLToPath(import.meta.url)), 'gomod', 'registry');
   const version = pinnedVersion(module, MODULE);
+  // Keyed by the wrapper's content (its main.go picks the storage drivers), stamped with the version.
   const group: BuildGroup = {
-    module,
-    key: `registry-${version}`,
-    packages: [`${MODULE}/cmd/registry`],
-    binaries: ['registry'],
+    ...ownModuleGroup(module, 'registry', ['.'], ['registry'], `the distribution registry ${version}`),
     ldflags: `-s -w -X ${MODULE}/version.version=${version}`,
-    describe: `the distribution registry ${version}`,
   };
   return resolveCached(group, 'registry', log);
 }
