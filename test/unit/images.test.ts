@@ -52,10 +52,15 @@ function spec() {
   return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle: BUNDLE, tag: 'example.test/echoperator:1', base: BASE });
 }
 
-test("the Dockerfile's final stage: distroless nonroot, only the bundle at /app/echoperator.js, user 65532, node on PATH", () => {
+test("the Dockerfile's final stage: distroless nonroot, the bundle at /app/echoperator.js and its compile cache, user 65532, node on PATH", () => {
   const stage = parseFinalStage(readFileSync(DOCKERFILE, 'utf8'));
   assert.match(stage.from, /^gcr\.io\/distroless\/nodejs\d+-debian\d+:nonroot$/);
-  assert.deepEqual(stage.copies, [{ fromStage: 'build', source: '/src/dist/bundle/echoperator.js', dest: '/app/echoperator.js' }]);
+  assert.deepEqual(stage.copies, [
+    { fromStage: 'build', source: '/src/dist/bundle/echoperator.js', dest: '/app/echoperator.js' },
+    { fromStage: 'build', source: '/app/compile-cache', dest: '/app/compile-cache' },
+  ]);
+  assert.equal(stage.env.NODE_COMPILE_CACHE, '/app/compile-cache');
+  assert.equal(stage.env.NODE_COMPILE_CACHE_PORTABLE, '1');
   assert.equal(stage.user, '65532:65532');
   assert.deepEqual(stage.entrypoint, ['node', '/app/echoperator.js']);
   assert.deepEqual(stage.exposedPorts, ['2112/tcp', '8081/tcp']);
@@ -81,6 +86,7 @@ test('the operator image takes its layout and config from that stage, on its bas
   assert.equal(image.config.User, '65532:65532');
   assert.deepEqual(Object.keys(image.config.ExposedPorts ?? {}), ['2112/tcp', '8081/tcp']);
   assert.ok(image.config.Env?.some((e) => e.startsWith('PATH=') && e.includes('/nodejs/bin')));
+  assert.ok(image.config.Env?.includes('NODE_COMPILE_CACHE=/app/compile-cache'));
   // Every parent folder is in the layer, before its children.
   const order = image.entries.map((e) => e.path);
   for (const [i, p] of order.entries()) {
@@ -177,4 +183,22 @@ test('withParents adds missing folders once and sorts parents first', () => {
     ['a', 'a/b', 'a/b/c'],
   );
   assert.equal(out[1]!.mode, 0o700, 'an explicit folder keeps its mode');
+});
+
+test("the final stage's copy of /app/compile-cache takes the cache files given, readable by the image's user", () => {
+  const files = [{ path: 'app/compile-cache/v24.0.0-arm64-12345678-0/abcd', source: '/stand-in/cache' }];
+  const image = operatorImageSpec({
+    dockerfile: DOCKERFILE,
+    repoRoot: ROOT,
+    bundle: BUNDLE,
+    tag: 'x.test/y:1',
+    base: BASE,
+    compileCache: files,
+  });
+  const entry = image.entries.find((e) => e.path === files[0]!.path);
+  assert.equal(entry?.source, '/stand-in/cache');
+  assert.equal(entry?.mode, 0o644);
+  assert.ok(image.entries.some((e) => e.path === 'app/compile-cache' && e.type === 'dir'));
+  // Without a cache (another platform's image) the copy adds nothing.
+  assert.ok(!spec().entries.some((e) => e.path.startsWith('app/compile-cache')));
 });

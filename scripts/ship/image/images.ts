@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs
 import { dirname, join, posix } from 'node:path';
 import { cacheRoot } from '../gobuild.js';
 import { ControlPlaneError } from '../errors.js';
+import { COMPILE_CACHE_DIR } from './compile-cache.js';
 import { parseFinalStage } from './dockerfile.js';
 
 export interface ImageEntry {
@@ -129,9 +130,16 @@ export function operatorImageSpec(opts: {
   tag: string;
   /** base.ts's BaseLayer: its platform and entries. */
   base: { platform: string; entries: ImageEntry[] };
+  /**
+   * The bundle's compile cache (compile-cache.ts), for the final stage's copy of
+   * /COMPILE_CACHE_DIR; none: that copy adds nothing (a platform the cache is not made for).
+   */
+  compileCache?: Array<{ path: string; source: string }>;
 }): ImageSpec {
   const stage = parseFinalStage(readFileSync(opts.dockerfile, 'utf8'));
-  const copies = stage.copies.map((c) => {
+  const copies = stage.copies.flatMap((c): ImageEntry[] => {
+    if (c.source === `/${COMPILE_CACHE_DIR}` && c.dest === c.source)
+      return (opts.compileCache ?? []).map((f) => file(f.path, f.source, 0o644));
     const workdir = stage.stageWorkdirs[c.fromStage];
     if (!workdir || !c.source.startsWith(`${workdir}/`))
       throw new ControlPlaneError(`Dockerfile: cannot map ${c.source} of stage ${c.fromStage} to the source tree.`);
@@ -140,7 +148,7 @@ export function operatorImageSpec(opts: {
       throw new ControlPlaneError(
         `Dockerfile: the final stage copies ${c.source}; the local image knows only the bundle (${opts.bundle}).`,
       );
-    return file(c.dest.replace(/^\//, ''), local, 0o644);
+    return [file(c.dest.replace(/^\//, ''), local, 0o644)];
   });
   return {
     tag: opts.tag,

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { ECHOPERATOR_VERSION, IMAGE_REPOSITORY } from '../../../infra/echoperator.js';
 import { ROOT } from '../build.js';
 import { ensureBundle } from '../runtimes.js';
-import { baseLayer, type BaseLayer } from './base.js';
+import { baseLayer, NODE_PATH, type BaseLayer } from './base.js';
+import { compileCacheFiles, type CompileCacheFile } from './compile-cache.js';
 import { parseFinalStage } from './dockerfile.js';
 import { operatorImageSpec, type ImageSpec } from './images.js';
 import { fetchNode, resolveInputs, unpackDeb } from './inputs.js';
@@ -64,7 +65,26 @@ export function operatorBase(platform: Platform, lock: ImageLock): BaseLayer {
 /** The operator image on a base (operatorBase). */
 export async function operatorImageOn(base: BaseLayer): Promise<ImageSpec> {
   const bundle = await ensureBundle();
-  return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle, tag: OPERATOR_IMAGE, base });
+  return operatorImageSpec({
+    dockerfile: DOCKERFILE,
+    repoRoot: ROOT,
+    bundle,
+    tag: OPERATOR_IMAGE,
+    base,
+    compileCache: compileCacheOf(base, bundle),
+  });
+}
+
+/**
+ * The bundle's compile cache for the base's Node, made by running that Node: on this machine's
+ * own platform only. Another platform's image carries none (its Node would run under an
+ * emulator, for ~1 s of start-up saved per container start): it compiles the bundle as before.
+ */
+function compileCacheOf(base: BaseLayer, bundle: string): CompileCacheFile[] {
+  if (base.platform !== hostPlatform()) return [];
+  const node = base.entries.find((e) => e.path === NODE_PATH)?.source;
+  if (!node) throw new Error(`the base of ${base.platform} has no ${NODE_PATH}`);
+  return compileCacheFiles({ node, bundle });
 }
 
 /** The operator image of one platform (the host's by default), a development build (operatorLock). */
