@@ -78,6 +78,7 @@ Options:
   --annotations K     memory: the annotations comparison (K KiB per Echo, at most 256 including keys)
                       instead of the usual memory run
   --parts LIST        peers: which of idle, backlog, live, memory to measure (default all)
+  --label NAME        peers: the section's name is peers:<parts>:<NAME> (several runs of one part side by side)
   --memory-n LIST     peers: reconciled Echos + Jobs under a fresh process: RSS, restart writes
                       (default 1000,10000)
   --modes LIST        fairness: restart, flood or both, in that order (default restart,flood)
@@ -115,6 +116,7 @@ interface Options {
   liveRate: number;
   memorySizes: number[];
   peerParts: PeerPart[];
+  peerLabel: string | undefined;
   annotationsKiB: number | undefined;
   samples: number;
   fairnessModes: Mode[];
@@ -137,6 +139,7 @@ function parse(argv: string[]): Options | undefined {
       'live-rate': { type: 'string' },
       'memory-n': { type: 'string' },
       parts: { type: 'string' },
+      label: { type: 'string' },
       annotations: { type: 'string' },
       samples: { type: 'string' },
       modes: { type: 'string' },
@@ -176,6 +179,7 @@ function parse(argv: string[]): Options | undefined {
     liveN: values['live-n'] ? positiveInt('--live-n', values['live-n']) : 1000,
     liveRate: values['live-rate'] ? positiveInt('--live-rate', values['live-rate']) : 100,
     annotationsKiB: values.annotations ? annotationsKiB(positiveInt('--annotations', values.annotations)) : undefined,
+    peerLabel: values.label,
     peerParts: values.parts === undefined ? [...PEER_PARTS] : values.parts.split(',').map((v) => peerPart(v.trim())),
     memorySizes: values['memory-n']?.split(',').map((v) => positiveInt('--memory-n', v.trim())) ?? [1000, 10_000],
     samples: values.samples ? positiveInt('--samples', values.samples) : 20,
@@ -249,6 +253,7 @@ async function runOne(env: BenchEnv, b: Benchmark, o: Options): Promise<Section[
         livePerSecond: o.liveRate,
         memorySizes: o.memorySizes,
         parts: o.peerParts,
+        label: o.peerLabel,
       });
     }
     case 'fairness': {

@@ -59,6 +59,8 @@ export interface PeersOptions {
   memorySizes: number[];
   /** What to measure; the table holds only these parts' rows. */
   parts: readonly PeerPart[];
+  /** Names the section of a run of some parts (see partsSuffix). */
+  label?: string;
 }
 
 /** One contestant's figures in one round; absent = not measured in that kind of run. */
@@ -440,8 +442,9 @@ Load average at the end: ${loadLine()}.`;
  * whole run's table is never replaced by part of it.
  */
 function partsSuffix(opts: PeersOptions): { id: string; title: string } {
-  if (opts.parts.length === PEER_PARTS.length) return { id: '', title: '' };
-  return { id: `:${opts.parts.join('+')}`, title: ` (${opts.parts.join(', ')})` };
+  const label = opts.label ? { id: `:${opts.label}`, title: `, ${opts.label}` } : { id: '', title: '' };
+  if (opts.parts.length === PEER_PARTS.length && !opts.label) return { id: '', title: '' };
+  return { id: `:${opts.parts.join('+')}${label.id}`, title: ` (${opts.parts.join(', ')}${label.title})` };
 }
 
 function peerSection(measured: Measured, peer: Contestant): Section {
