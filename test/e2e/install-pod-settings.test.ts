@@ -17,7 +17,7 @@ test('the API server accepts and keeps every pod setting of a values file', (t) 
   const values = parseValues(`
 namespace: ${ns}
 createNamespace: false
-installCrds: false
+crds: {enabled: false}
 nodeSelector: {kubernetes.io/os: linux}
 tolerations: [{key: dedicated, operator: Equal, value: operators, effect: NoSchedule}, {operator: Exists, effect: NoExecute, tolerationSeconds: 30}]
 affinity:
