@@ -18,7 +18,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cacheRoot } from '../gobuild.js';
 
@@ -64,33 +64,26 @@ export function bakeCompileCache(opts: { node: string; bundle: string; runner?: 
   const cacheDir = `${WORKSPACE}/${COMPILE_CACHE_DIR}`;
   const argv = [...(opts.runner ?? []), opts.node, '--predictable', script, '--version'];
   // One shell under flock: clean the folder, place the bundle, run Node, and copy out what it wrote.
-  const stage = `${WORKSPACE}/stage-${process.pid}`;
-  mkdirSync(stage, { recursive: true });
-  writeFileSync(join(stage, 'echoperator.js'), readFileSync(opts.bundle));
-  try {
-    const run = spawnSync(
-      'flock',
-      [
-        lock,
-        'sh',
-        '-c',
-        'ws=$1 st=$2 into=$3 && shift 3 && rm -rf "$ws/app" && mkdir -p "$ws/app" && cp "$st/echoperator.js" "$ws/app/" && "$@" >/dev/null && cp -R "$ws/app/compile-cache" "$into"',
-        'sh',
-        WORKSPACE,
-        stage,
-        opts.into,
-        ...argv,
-      ],
-      {
-        encoding: 'utf8',
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_COMPILE_CACHE: cacheDir, NODE_COMPILE_CACHE_PORTABLE: '1' },
-      },
-    );
-    if (run.error || run.status !== 0)
-      throw new Error(`compile cache: ${argv.join(' ')} failed: ${run.error?.message ?? `exit ${run.status}: ${run.stderr.trim()}`}`);
-  } finally {
-    rmSync(stage, { recursive: true, force: true });
-  }
+  const run = spawnSync(
+    'flock',
+    [
+      lock,
+      'sh',
+      '-c',
+      'ws=$1 bundle=$2 into=$3 && shift 3 && rm -rf "$ws/app" && mkdir -p "$ws/app" && cp "$bundle" "$ws/app/echoperator.js" && "$@" >/dev/null && cp -R "$ws/app/compile-cache" "$into"',
+      'sh',
+      WORKSPACE,
+      opts.bundle,
+      opts.into,
+      ...argv,
+    ],
+    {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_COMPILE_CACHE: cacheDir, NODE_COMPILE_CACHE_PORTABLE: '1' },
+    },
+  );
+  if (run.error || run.status !== 0)
+    throw new Error(`compile cache: ${argv.join(' ')} failed: ${run.error?.message ?? `exit ${run.status}: ${run.stderr.trim()}`}`);
 }
 
 /** Every file under `dir`, sorted by path, named `prefix/...`. */
