@@ -5,7 +5,6 @@
  * Exit codes: 0 after a graceful stop (SIGTERM/SIGINT), 1 when leadership was lost or a part
  * failed, 2 for invalid settings or configuration.
  */
-import './v8flags.js'; // first: see there
 import { hostname } from 'node:os';
 import { parseSettingsOrExit, type Settings } from './config/index.js';
 import { CUSTOM_RESOURCES, runnableControllers } from './controllers/index.js';
@@ -28,6 +27,7 @@ import { createMetrics } from './observability/metrics.js';
 import { MAX_REVIEWS_IN_FLIGHT } from './observability/metricsauth.js';
 import { MetricsEndpoint } from './observability/metricsendpoint.js';
 import { CertificateError } from './observability/servingcert.js';
+import { tuneV8ForSize } from './v8flags.js';
 import { VERSION } from './version.js';
 
 function managerConfig(s: Settings): ManagerConfig {
@@ -54,6 +54,7 @@ function managerConfig(s: Settings): ManagerConfig {
 }
 
 async function main(): Promise<number> {
+  tuneV8ForSize();
   const settings = parseSettingsOrExit(process.argv.slice(2), process.env, { kinds: CUSTOM_RESOURCES });
   const log = createLogger({ level: settings.logLevel, format: settings.logFormat });
   let kubeConfig;
