@@ -2,7 +2,7 @@
 # chosen by measurement (docs/benchmarks.md, "Runtimes"): 17-19% less CPU than Node 22 for the same
 # work at 3-6% more RSS; Node 26 saved more CPU on a backlog but took 14% more RSS after it.
 #   docker build -t ghcr.io/mmontes11/echoperator-ts:$(node -p 'require("./package.json").version') .
-# The cdk8s Deployment (infra/echoperator.ts) runs it as `node /app/echoperator.js`, user 65532.
+# The cdk8s Deployment (infra/echoperator.ts) runs it as `node /app/start.js`, user 65532.
 
 # Build: the exact dependency tree, then `npm run build` (scripts/ship/build.ts). Install scripts are
 # skipped: esbuild and deno find their platform binaries without them.
@@ -15,22 +15,22 @@ COPY src ./src
 COPY scripts/ship/build.ts scripts/ship/bundle-clientnode.ts ./scripts/ship/
 ARG ECHOPERATOR_VERSION=
 RUN ECHOPERATOR_VERSION="${ECHOPERATOR_VERSION}" npm run build
-# V8's compile cache for the bundle, made where the final stage holds it (/app), portable and with
-# --predictable so the same bundle on the same Node gives the same bytes (scripts/ship/image/
-# compile-cache.ts). This stage's Node is only the final stage's if both tags name one release: a
-# cache of another Node version is not found and the bundle is compiled as usual.
-RUN mkdir -p /app && cp dist/bundle/echoperator.js /app/ && \
-    NODE_COMPILE_CACHE=/app/compile-cache NODE_COMPILE_CACHE_PORTABLE=1 node --predictable /app/echoperator.js --version
+# V8's code cache of the whole bundle, made by the entrypoint (src/cachedstart.ts) with
+# --predictable, so the same bundle on the same Node gives the same bytes (scripts/ship/image/
+# compile-cache.ts). This stage's Node is only the final stage's if both tags name one release: V8
+# refuses a cache of another Node version and the bundle is compiled as usual.
+RUN mkdir -p /app/compile-cache && cp dist/bundle/echoperator.js dist/bundle/start.js /app/ && \
+    ECHOPERATOR_WRITE_CODE_CACHE=/app/compile-cache/echoperator.js.v8 node --predictable /app/start.js
 
-# Run: no shell, no package manager, only the bundle. A .js file with no package.json beside it
-# is CommonJS, as the bundle is. Distroless keeps node in /nodejs/bin, which is not on its PATH:
-# put it there so the Deployment's `node /app/echoperator.js` resolves.
+# Run: no shell, no package manager, only the bundle, its entrypoint and its code cache. A .js file
+# with no package.json beside it is CommonJS, as both are. Distroless keeps node in /nodejs/bin,
+# which is not on its PATH: put it there so the Deployment's `node /app/start.js` resolves.
+# `node /app/echoperator.js` runs the same operator, compiling it at start.
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
 ENV PATH=/nodejs/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-ENV NODE_COMPILE_CACHE=/app/compile-cache
-ENV NODE_COMPILE_CACHE_PORTABLE=1
 COPY --from=build /src/dist/bundle/echoperator.js /app/echoperator.js
+COPY --from=build /src/dist/bundle/start.js /app/start.js
 COPY --from=build /app/compile-cache /app/compile-cache
 USER 65532:65532
 EXPOSE 2112 8081
-ENTRYPOINT ["node", "/app/echoperator.js"]
+ENTRYPOINT ["node", "/app/start.js"]

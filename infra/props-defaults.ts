@@ -20,7 +20,7 @@ export const DEFAULTS = {
   name: 'echoperator',
   image: `${IMAGE_REPOSITORY}:${ECHOPERATOR_VERSION}`,
   imagePullPolicy: 'IfNotPresent',
-  command: ['node', '/app/echoperator.js'],
+  command: ['node', '/app/start.js'],
   args: [],
   workers: 4,
   logLevel: 'info',

@@ -136,8 +136,8 @@ export interface EchoperatorProps extends EchoperatorPodProps {
    */
   readonly imagePullPolicy?: 'Always' | 'IfNotPresent' | 'Never';
   /**
-   * Container command (the image holds the bundle at /app/echoperator.js).
-   * @default ['node', '/app/echoperator.js']
+   * Container command (the image's entrypoint, which runs the bundle /app/echoperator.js from its code cache).
+   * @default ['node', '/app/start.js']
    */
   readonly command?: string[];
   /**

@@ -56,7 +56,7 @@ export const VALUES_SCHEMA = z
     command: opt(
       documented(
         z.array(z.string()).min(1, { error: 'must not be empty' }),
-        "The container's command, not empty (the image holds the bundle at /app/echoperator.js).",
+        "The container's command, not empty (the image's entrypoint; it runs the bundle /app/echoperator.js from its code cache).",
         SYNTH.command,
       ),
     ),

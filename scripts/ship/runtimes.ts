@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { BUNDLE, ROOT, buildBundle } from './build.js';
+import { BUNDLE, IMAGE_START, ROOT, buildBundle } from './build.js';
 import { SEA, buildSea } from './build-sea.js';
 import { cacheRoot } from './gobuild.js';
 
@@ -101,7 +101,7 @@ function newestMtime(path: string): number {
 /** Builds the bundle when it is missing or older than src/, the package files or the build script. */
 export async function ensureBundle(): Promise<string> {
   const inputs = ['src', 'package.json', 'package-lock.json', 'scripts/ship/build.ts'].map((p) => newestMtime(resolve(ROOT, p)));
-  if (!existsSync(BUNDLE) || statSync(BUNDLE).mtimeMs < Math.max(...inputs)) await buildBundle();
+  if (!existsSync(BUNDLE) || !existsSync(IMAGE_START) || statSync(BUNDLE).mtimeMs < Math.max(...inputs)) await buildBundle();
   return BUNDLE;
 }
 

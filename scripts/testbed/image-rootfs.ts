@@ -3,8 +3,8 @@
  * own dynamic loader and libraries (not the machine's), with the image's Env: the image's
  * programs, run without a container runtime, for the benches (start-up as the image runs it) and
  * for tests of what the image holds. Only the root differs: absolute symlinks and the /app paths
- * of the Entrypoint and Env are rewritten under the folder, which the image's portable compile
- * cache allows.
+ * of the Entrypoint and Env are rewritten under the folder (the entrypoint finds the bundle and its
+ * code cache beside itself, and V8 accepts the cache under any path).
  */
 import { chmodSync, copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
@@ -26,13 +26,13 @@ export function materializeImage(spec: ImageSpec, root: string): void {
 }
 
 /**
- * The argv that runs the image's Entrypoint from `root` (materializeImage) with the image's Env
- * (without the variables `dropEnv` names): `env VAR=... <loader> --library-path <lib dirs> <program> <args>`.
+ * The argv that runs the image's Entrypoint from `root` (materializeImage) with the image's Env:
+ * `env VAR=... <loader> --library-path <lib dirs> <program> <args>`.
  */
-export function imageEntrypointArgv(spec: ImageSpec, root: string, opts: { dropEnv?: string[] } = {}): string[] {
+export function imageEntrypointArgv(spec: ImageSpec, root: string): string[] {
   const underRoot = (value: string): string =>
     value.replace(/(^|[=:])(\/app\b)/g, (_, sep: string, path: string) => `${sep}${join(root, path)}`);
-  const env = (spec.config.Env ?? []).filter((kv) => !(opts.dropEnv ?? []).includes(kv.slice(0, kv.indexOf('=')))).map(underRoot);
+  const env = (spec.config.Env ?? []).map(underRoot);
   const searchPath =
     (spec.config.Env ?? [])
       .find((kv) => kv.startsWith('PATH='))

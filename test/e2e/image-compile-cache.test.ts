@@ -1,7 +1,8 @@
 /**
- * The operator image's compile cache (scripts/ship/image/compile-cache.ts) is made the same by a
- * build that makes it anew, and the image's own Node, started as its Entrypoint with its Env,
- * accepts it. The image is the host platform's, from the lock's packages and Node.
+ * The operator image's code cache (scripts/ship/image/compile-cache.ts) is made the same by a
+ * build that makes it anew, and the image's Entrypoint (src/cachedstart.ts, on the image's own
+ * Node, with its Env) runs the bundle with it. The image is the host platform's, from the lock's
+ * packages and Node.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -17,7 +18,7 @@ import { imageEntrypointArgv, materializeImage } from '../../scripts/testbed/ima
 
 const sha = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
 
-test("the image's Node accepts the image's compile cache, which a fresh build makes byte for byte", async (t) => {
+test("the image's entrypoint runs the bundle with the image's code cache, which a fresh build makes byte for byte", async (t) => {
   const spec = await operatorImage(undefined, () => undefined);
   const cache = spec.entries.filter((e) => e.type === 'file' && e.path.startsWith(`${COMPILE_CACHE_DIR}/`));
   assert.ok(cache.length >= 1, `the image has no file under /${COMPILE_CACHE_DIR}`);
@@ -27,14 +28,16 @@ test("the image's Node accepts the image's compile cache, which a fresh build ma
   // Made anew (not from the project's cache): the same files, the same bytes.
   const node = spec.entries.find((e) => e.path === NODE_PATH)!.source!;
   const bundle = spec.entries.find((e) => e.path === 'app/echoperator.js')!.source!;
-  bakeCompileCache({ node, bundle, into: join(dir, 'again') });
-  for (const e of cache) assert.equal(sha(join(dir, 'again', e.path.slice(COMPILE_CACHE_DIR.length + 1))), sha(e.source!), e.path);
+  const start = spec.entries.find((e) => e.path === 'app/start.js')!.source!;
+  assert.equal(cache.length, 1, cache.map((e) => e.path).join(', '));
+  bakeCompileCache({ node, bundle, start, into: join(dir, 'again') });
+  assert.equal(sha(join(dir, 'again')), sha(cache[0]!.source!));
 
   const root = join(dir, 'root');
   materializeImage(spec, root);
   const [program, ...args] = imageEntrypointArgv(spec, root);
-  const run = spawnSync(program!, [...args, '--version'], { encoding: 'utf8', env: { NODE_DEBUG_NATIVE: 'COMPILE_CACHE' } });
+  const run = spawnSync(program!, [...args, '--version'], { encoding: 'utf8', env: { NODE_DEBUG: 'echoperator' } });
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /^\d+\.\d+\.\d+/m);
-  assert.match(run.stderr, /V8 code cache for CommonJS \S+\/app\/echoperator\.js was accepted/);
+  assert.match(run.stderr, /code cache \S+\/app\/compile-cache\/echoperator\.js\.v8: accepted/);
 });

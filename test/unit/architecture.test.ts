@@ -78,6 +78,8 @@ const TEST_KIT = 'src/runtime/testing/';
 const LAYERS: Record<string, readonly string[]> = {
   'version.ts': [],
   'v8flags.ts': [],
+  'codecache.ts': [],
+  'cachedstart.ts': ['codecache.ts'],
   kube: [],
   runtime: ['kube'],
   'runtime/testing': ['kube', 'runtime'],

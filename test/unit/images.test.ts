@@ -28,6 +28,7 @@ import { scratchDir } from '../support/scratch.js';
 const ROOT = resolve(import.meta.dirname, '../..');
 const DOCKERFILE = join(ROOT, 'Dockerfile');
 const BUNDLE = join(ROOT, 'dist/bundle/echoperator.js');
+const IMAGE_START = join(ROOT, 'dist/bundle/start.js');
 
 /** A base as base.ts makes one (test/unit/image-base.test.ts tests that), of two files and the users. */
 const BASE: BaseLayer = {
@@ -49,20 +50,25 @@ const BASE: BaseLayer = {
 
 function spec() {
   // The spec hashes nothing and reads only the Dockerfile; the bundle need not exist.
-  return operatorImageSpec({ dockerfile: DOCKERFILE, repoRoot: ROOT, bundle: BUNDLE, tag: 'example.test/echoperator:1', base: BASE });
+  return operatorImageSpec({
+    dockerfile: DOCKERFILE,
+    repoRoot: ROOT,
+    files: [BUNDLE, IMAGE_START],
+    tag: 'example.test/echoperator:1',
+    base: BASE,
+  });
 }
 
-test("the Dockerfile's final stage: distroless nonroot, the bundle at /app/echoperator.js and its compile cache, user 65532, node on PATH", () => {
+test("the Dockerfile's final stage: distroless nonroot, the bundle at /app/echoperator.js, its entrypoint and code cache, user 65532, node on PATH", () => {
   const stage = parseFinalStage(readFileSync(DOCKERFILE, 'utf8'));
   assert.match(stage.from, /^gcr\.io\/distroless\/nodejs\d+-debian\d+:nonroot$/);
   assert.deepEqual(stage.copies, [
     { fromStage: 'build', source: '/src/dist/bundle/echoperator.js', dest: '/app/echoperator.js' },
+    { fromStage: 'build', source: '/src/dist/bundle/start.js', dest: '/app/start.js' },
     { fromStage: 'build', source: '/app/compile-cache', dest: '/app/compile-cache' },
   ]);
-  assert.equal(stage.env.NODE_COMPILE_CACHE, '/app/compile-cache');
-  assert.equal(stage.env.NODE_COMPILE_CACHE_PORTABLE, '1');
   assert.equal(stage.user, '65532:65532');
-  assert.deepEqual(stage.entrypoint, ['node', '/app/echoperator.js']);
+  assert.deepEqual(stage.entrypoint, ['node', '/app/start.js']);
   assert.deepEqual(stage.exposedPorts, ['2112/tcp', '8081/tcp']);
   assert.match(stage.env.PATH!, /(^|:)\/nodejs\/bin(:|$)/);
 });
@@ -82,11 +88,11 @@ test('the operator image takes its layout and config from that stage, on its bas
   assert.ok(!paths.has('bin/sh') && !paths.has('bin/busybox'), 'no shell');
   const passwd = image.entries.find((e) => e.path === 'etc/passwd')?.content ?? '';
   assert.match(passwd, /^nonroot:x:65532:65532:/m);
-  assert.deepEqual(image.config.Entrypoint, ['node', '/app/echoperator.js']);
+  assert.equal(image.entries.find((e) => e.path === 'app/start.js')?.source, IMAGE_START);
+  assert.deepEqual(image.config.Entrypoint, ['node', '/app/start.js']);
   assert.equal(image.config.User, '65532:65532');
   assert.deepEqual(Object.keys(image.config.ExposedPorts ?? {}), ['2112/tcp', '8081/tcp']);
   assert.ok(image.config.Env?.some((e) => e.startsWith('PATH=') && e.includes('/nodejs/bin')));
-  assert.ok(image.config.Env?.includes('NODE_COMPILE_CACHE=/app/compile-cache'));
   // Every parent folder is in the layer, before its children.
   const order = image.entries.map((e) => e.path);
   for (const [i, p] of order.entries()) {
@@ -111,8 +117,8 @@ test('a final stage the local builder cannot reproduce is an error, not silently
   const other = join(dir, 'Dockerfile');
   writeFileSync(other, `${base}COPY --from=build /src/other.js /app/other.js\nENTRYPOINT ["node"]\n`);
   assert.throws(
-    () => operatorImageSpec({ dockerfile: other, repoRoot: ROOT, bundle: BUNDLE, tag: 'x.test/y:1', base: BASE }),
-    /knows only the bundle/,
+    () => operatorImageSpec({ dockerfile: other, repoRoot: ROOT, files: [BUNDLE, IMAGE_START], tag: 'x.test/y:1', base: BASE }),
+    /copies \/src\/other\.js; the local image knows only .*echoperator\.js, .*start\.js/,
   );
 });
 
@@ -186,11 +192,11 @@ test('withParents adds missing folders once and sorts parents first', () => {
 });
 
 test("the final stage's copy of /app/compile-cache takes the cache files given, readable by the image's user", () => {
-  const files = [{ path: 'app/compile-cache/v24.0.0-arm64-12345678-0/abcd', source: '/stand-in/cache' }];
+  const files = [{ path: 'app/compile-cache/echoperator.js.v8', source: '/stand-in/cache' }];
   const image = operatorImageSpec({
     dockerfile: DOCKERFILE,
     repoRoot: ROOT,
-    bundle: BUNDLE,
+    files: [BUNDLE, IMAGE_START],
     tag: 'x.test/y:1',
     base: BASE,
     compileCache: files,

@@ -553,7 +553,7 @@ describe('the operator pod', () => {
     assert.deepEqual(c.resources, { requests: { cpu: '50m', memory: '128Mi' }, limits: { memory: '512Mi' } });
     assert.equal(c.imagePullPolicy, 'IfNotPresent');
     assert.equal(c.image, `ghcr.io/mmontes11/echoperator-ts:${ECHOPERATOR_VERSION}`);
-    assert.deepEqual(c.command, ['node', '/app/echoperator.js']);
+    assert.deepEqual(c.command, ['node', '/app/start.js']);
     assert.equal(c.args, undefined, 'no subcommand: the bundle runs the operator');
     assert.ok(pod.terminationGracePeriodSeconds! > 30);
   });

@@ -5,12 +5,13 @@
  *
  *   ECHOPERATOR_CMD="$(npx tsx scripts/lab/bench/image-command.ts)" npm run bench -- peers --parts idle
  *
- * --no-compile-cache: the same image with NODE_COMPILE_CACHE unset, so its compile cache is unused.
+ * --no-compile-cache: the same image without its code cache (the entrypoint compiles the bundle).
  * The folder is left in the system's temp directory for the bench's runs; its path is on stderr.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { COMPILE_CACHE_DIR } from '../../ship/image/compile-cache.js';
 import { operatorImage } from '../../ship/image/operator.js';
 import { imageEntrypointArgv, materializeImage } from '../../testbed/image-rootfs.js';
 
@@ -18,5 +19,5 @@ const spec = await operatorImage();
 const root = mkdtempSync(join(tmpdir(), 'echoperator-image-'));
 materializeImage(spec, root);
 console.error(`image ${spec.tag} written to ${root}`);
-const dropEnv = process.argv.includes('--no-compile-cache') ? ['NODE_COMPILE_CACHE', 'NODE_COMPILE_CACHE_PORTABLE'] : [];
-console.log(JSON.stringify(imageEntrypointArgv(spec, root, { dropEnv })));
+if (process.argv.includes('--no-compile-cache')) rmSync(join(root, COMPILE_CACHE_DIR), { recursive: true, force: true });
+console.log(JSON.stringify(imageEntrypointArgv(spec, root)));

@@ -1,98 +1,78 @@
 /**
- * V8's compile cache for the bundle, made at build time and shipped in the image, so a container
- * that starts on a read-only root file system skips parsing and compiling what the cache holds
- * (Node's module.enableCompileCache, set by the image's NODE_COMPILE_CACHE).
+ * V8's code cache for the bundle, made at build time and shipped in the image, so a container
+ * that starts on a read-only root file system skips parsing and compiling the bundle: the image's
+ * entrypoint, /app/start.js (src/cachedstart.ts), compiles the bundle with it.
  *
  * Guarantees:
- *  - The same bundle and the same Node give the same bytes on every build, on every machine:
+ *  - The same bundle, entrypoint and Node give the same bytes on every build, on every machine:
  *    V8 runs with --predictable (one thread, a fixed hash seed: without it the cache's bytes
- *    change from run to run), the bundle is compiled from one fixed path (the cache records the
- *    script's path; a different folder gives different bytes), and the cache is portable
- *    (NODE_COMPILE_CACHE_PORTABLE: its keys are relative to its folder, so it is found under
- *    the image's /app, not only under the path it was made at).
- *  - The cache is made by running the bundle with --version: everything its modules run when
- *    loaded, nothing that depends on a cluster or the clock.
- *  - --predictable leaves V8's flag hash as it is (the cache folder is named by it), so the
- *    image's plain `node /app/echoperator.js` accepts the cache. A Node of another version or
- *    architecture finds no folder of its name and compiles as if there were no cache.
+ *    change from run to run) and the entrypoint makes the cache under one fixed script name,
+ *    wherever the files lie.
+ *  - The cache is made by the image's own Node (`runner`: an emulator's argv, for another
+ *    architecture's), compiling the bundle without running any of it.
+ *  - A Node of another version or architecture refuses the cache, and the entrypoint then
+ *    compiles the bundle as if there were none.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { CODE_CACHE_FILE, CODE_CACHE_OUT_ENV } from '../../../src/codecache.js';
 import { cacheRoot } from '../gobuild.js';
 
-/** Where the image holds the cache, next to the bundle (the Dockerfile's ENV names it). */
+/** Where the image holds the cache, next to the bundle (src/cachedstart.ts reads it there). */
 export const COMPILE_CACHE_DIR = 'app/compile-cache';
-
-/** The one folder every build compiles the bundle in: the cache records the script's path. */
-const WORKSPACE = '/tmp/echoperator-compile-cache';
 
 export interface CompileCacheFile {
   /** Path inside the image, without a leading slash (under COMPILE_CACHE_DIR). */
   path: string;
-  /** The file on this machine (in the project's cache, keyed by Node's and the bundle's bytes). */
+  /** The file on this machine (in the project's cache, keyed by Node's, the bundle's and the entrypoint's bytes). */
   source: string;
 }
 
-/**
- * The cache files for `bundle` under `node` (the image's own Node; `runner`, an emulator's argv
- * that runs it, for another architecture's), made once per pair of contents and kept in the
- * project's cache.
- */
-export function compileCacheFiles(opts: { node: string; bundle: string; runner?: string[] }): CompileCacheFile[] {
-  const key = createHash('sha256').update(readFileSync(opts.node)).update(readFileSync(opts.bundle)).digest('hex').slice(0, 16);
-  const dir = join(cacheRoot(), 'compile-cache', key);
-  if (!existsSync(dir)) {
-    const tmp = `${dir}.tmp-${process.pid}`;
-    rmSync(tmp, { recursive: true, force: true });
-    bakeCompileCache({ ...opts, into: tmp });
-    renameSync(tmp, dir);
+interface BakeInputs {
+  /** The image's Node. */
+  node: string;
+  /** The bundle (the image's /app/echoperator.js). */
+  bundle: string;
+  /** The entrypoint (the image's /app/start.js). */
+  start: string;
+  /** An emulator's argv that runs `node`, for another architecture's. */
+  runner?: string[];
+}
+
+/** The cache file for `bundle` under `node`, made once per set of contents and kept in the project's cache. */
+export function compileCacheFiles(opts: BakeInputs): CompileCacheFile[] {
+  const hash = createHash('sha256');
+  for (const file of [opts.node, opts.bundle, opts.start]) hash.update(readFileSync(file));
+  const file = join(cacheRoot(), 'code-cache', hash.digest('hex').slice(0, 16), CODE_CACHE_FILE);
+  if (!existsSync(file)) {
+    mkdirSync(dirname(file), { recursive: true });
+    const partial = `${file}.partial-${process.pid}`;
+    bakeCompileCache({ ...opts, into: partial });
+    renameSync(partial, file);
   }
-  return listTree(dir, COMPILE_CACHE_DIR);
+  return [{ path: `${COMPILE_CACHE_DIR}/${CODE_CACHE_FILE}`, source: file }];
 }
 
 /**
- * Runs `node` over the bundle and copies the cache it wrote into `into`. Builds on one machine
- * take turns on WORKSPACE (flock), since its path is part of the bytes.
+ * Runs the entrypoint beside a copy of the bundle, as the image lays them out, under `node` with
+ * --predictable, and writes the cache it makes to `into`.
  */
-export function bakeCompileCache(opts: { node: string; bundle: string; runner?: string[]; into: string }): void {
-  const lock = `${WORKSPACE}.lock`;
-  mkdirSync(WORKSPACE, { recursive: true });
-  mkdirSync(dirname(opts.into), { recursive: true });
-  const script = `${WORKSPACE}/app/echoperator.js`;
-  const cacheDir = `${WORKSPACE}/${COMPILE_CACHE_DIR}`;
-  const argv = [...(opts.runner ?? []), opts.node, '--predictable', script, '--version'];
-  // One shell under flock: clean the folder, place the bundle, run Node, and copy out what it wrote.
-  const run = spawnSync(
-    'flock',
-    [
-      lock,
-      'sh',
-      '-c',
-      'ws=$1 bundle=$2 into=$3 && shift 3 && rm -rf "$ws/app" && mkdir -p "$ws/app" && cp "$bundle" "$ws/app/echoperator.js" && "$@" >/dev/null && cp -R "$ws/app/compile-cache" "$into"',
-      'sh',
-      WORKSPACE,
-      opts.bundle,
-      opts.into,
-      ...argv,
-    ],
-    {
+export function bakeCompileCache(opts: BakeInputs & { into: string }): void {
+  const app = mkdtempSync(join(tmpdir(), 'echoperator-code-cache-'));
+  try {
+    copyFileSync(opts.bundle, join(app, 'echoperator.js'));
+    copyFileSync(opts.start, join(app, 'start.js'));
+    const argv = [...(opts.runner ?? []), opts.node, '--predictable', join(app, 'start.js')];
+    const run = spawnSync(argv[0]!, argv.slice(1), {
       encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', NODE_COMPILE_CACHE: cacheDir, NODE_COMPILE_CACHE_PORTABLE: '1' },
-    },
-  );
-  if (run.error || run.status !== 0)
-    throw new Error(`compile cache: ${argv.join(' ')} failed: ${run.error?.message ?? `exit ${run.status}: ${run.stderr.trim()}`}`);
-}
-
-/** Every file under `dir`, sorted by path, named `prefix/...`. */
-function listTree(dir: string, prefix: string): CompileCacheFile[] {
-  const out: CompileCacheFile[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...listTree(path, `${prefix}/${entry.name}`));
-    else if (entry.isFile()) out.push({ path: `${prefix}/${entry.name}`, source: path });
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', [CODE_CACHE_OUT_ENV]: opts.into },
+    });
+    if (run.error || run.status !== 0 || !existsSync(opts.into))
+      throw new Error(`code cache: ${argv.join(' ')} failed: ${run.error?.message ?? `exit ${run.status}: ${run.stderr.trim()}`}`);
+  } finally {
+    rmSync(app, { recursive: true, force: true });
   }
-  return out;
 }

@@ -121,12 +121,14 @@ export function failingImageSpec(busyboxBinary = BUSYBOX): ImageSpec {
 /**
  * The operator's image: the Dockerfile's final stage applied to its base (base.ts: Debian's
  * packages and Node's official binary, as distroless' nodejs image holds them), for the base's
- * platform. The bundle is the only file the Dockerfile copies.
+ * platform. The Dockerfile copies the build's files (`files`: the bundle and the entrypoint that
+ * runs it, dist/bundle/) and the code cache.
  */
 export function operatorImageSpec(opts: {
   dockerfile: string;
   repoRoot: string;
-  bundle: string;
+  /** The build's files the final stage may copy (local paths under repoRoot). */
+  files: string[];
   tag: string;
   /** base.ts's BaseLayer: its platform and entries. */
   base: { platform: string; entries: ImageEntry[] };
@@ -144,10 +146,8 @@ export function operatorImageSpec(opts: {
     if (!workdir || !c.source.startsWith(`${workdir}/`))
       throw new ControlPlaneError(`Dockerfile: cannot map ${c.source} of stage ${c.fromStage} to the source tree.`);
     const local = join(opts.repoRoot, c.source.slice(workdir.length + 1));
-    if (local !== opts.bundle)
-      throw new ControlPlaneError(
-        `Dockerfile: the final stage copies ${c.source}; the local image knows only the bundle (${opts.bundle}).`,
-      );
+    if (!opts.files.includes(local))
+      throw new ControlPlaneError(`Dockerfile: the final stage copies ${c.source}; the local image knows only ${opts.files.join(', ')}.`);
     return [file(c.dest.replace(/^\//, ''), local, 0o644)];
   });
   return {

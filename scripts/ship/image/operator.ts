@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { arch } from 'node:os';
 import { join } from 'node:path';
 import { ECHOPERATOR_VERSION, IMAGE_REPOSITORY } from '../../../infra/echoperator.js';
-import { ROOT } from '../build.js';
+import { IMAGE_START, ROOT } from '../build.js';
 import { ensureBundle } from '../runtimes.js';
 import { baseLayer, NODE_PATH, type BaseLayer } from './base.js';
 import { compileCacheFiles, type CompileCacheFile } from './compile-cache.js';
@@ -68,7 +68,7 @@ export async function operatorImageOn(base: BaseLayer): Promise<ImageSpec> {
   return operatorImageSpec({
     dockerfile: DOCKERFILE,
     repoRoot: ROOT,
-    bundle,
+    files: [bundle, IMAGE_START],
     tag: OPERATOR_IMAGE,
     base,
     compileCache: compileCacheOf(base, bundle),
@@ -84,7 +84,7 @@ function compileCacheOf(base: BaseLayer, bundle: string): CompileCacheFile[] {
   if (base.platform !== hostPlatform()) return [];
   const node = base.entries.find((e) => e.path === NODE_PATH)?.source;
   if (!node) throw new Error(`the base of ${base.platform} has no ${NODE_PATH}`);
-  return compileCacheFiles({ node, bundle });
+  return compileCacheFiles({ node, bundle, start: IMAGE_START });
 }
 
 /** The operator image of one platform (the host's by default), a development build (operatorLock). */

@@ -59,7 +59,7 @@ One image per platform under the index:
 | --- | --- |
 ${platforms}
 
-The bundle at \`/app/echoperator.js\`, run as \`node /app/echoperator.js\` by user 65532, as the
+The bundle at \`/app/echoperator.js\`, run as \`node /app/start.js\` (from its code cache) by user 65532, as the
 Dockerfile's final stage lays it out, on a base assembled as distroless' \`nodejs${node.version.split('.')[0]}-debian${n.lock.debian.version}\`
 is: Debian ${n.lock.debian.version} (${n.lock.debian.codename}) packages fetched by name, version and
 SHA-256 (${debs}), unpacked without their manuals and changelogs, with a package database in

@@ -13,6 +13,7 @@ import { IMAGE_REPOSITORY } from '../../../infra/props.js';
 import { BUNDLE, ROOT, buildBundle } from '../build.js';
 import { packageChart } from '../helm/generate.js';
 import { CA_BUNDLE_PATH, type BaseLayer } from '../image/base.js';
+import { COMPILE_CACHE_DIR } from '../image/compile-cache.js';
 import { operatorBase, operatorImageOn, operatorLock } from '../image/operator.js';
 import { LOCK_FILE, PLATFORMS } from '../image/lock.js';
 import type { InputsPolicy } from '../image/resolve.js';
@@ -168,6 +169,22 @@ export async function release(
   };
 }
 
+/** The entrypoint and the code cache the build wrote beside the bundle (compile-cache.ts), hashed. */
+async function builtFiles(spec: ImageSpec): Promise<PlatformContents['generated']> {
+  const from = (path: string): string | undefined =>
+    path === 'app/start.js'
+      ? 'src/cachedstart.ts (esbuild)'
+      : path.startsWith(`${COMPILE_CACHE_DIR}/`)
+        ? "the bundle, compiled by the image's Node"
+        : undefined;
+  const out: PlatformContents['generated'] = [];
+  for (const e of spec.entries) {
+    const what = from(e.path);
+    if (what && e.source) out.push({ path: e.path, sha256: await sha256File(e.source), from: what });
+  }
+  return out;
+}
+
 /** What each platform's image holds besides the bundle, hashed, for the SBOM. */
 async function platformContents(image: ReleaseImage, specs: ImageSpec[], bases: BaseLayer[]): Promise<PlatformContents[]> {
   const out: PlatformContents[] = [];
@@ -186,6 +203,7 @@ async function platformContents(image: ReleaseImage, specs: ImageSpec[], bases: 
       debs: base.packages.map((p) => ({ ...p.deb, files: p.files.length })),
       generated: [
         { path: CA_BUNDLE_PATH, sha256: createHash('sha256').update(ca.content).digest('hex'), from: "ca-certificates' certificates" },
+        ...(await builtFiles(spec)),
       ],
     });
   }
