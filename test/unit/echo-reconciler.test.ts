@@ -225,6 +225,44 @@ describe('EchoReconciler', () => {
     assert.equal(u.client.stored(JOBS, `ns/${jobNameFor(e)}`), undefined, 'the old Job is gone');
   });
 
+  it('a Job removed before its outcome was recorded: its run is not repeated, status says Failed (JobRemoved)', async () => {
+    const e = echo('hello', 'hi');
+    const s = setup(e);
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(), ['patchStatus', 'create']);
+    // The Job finishes and a TTL (or a person) removes it before any watch event reached us.
+    s.client.remove(JOBS, `ns/${jobNameFor(e)}`);
+    s.caughtUp();
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(2), ['patchStatus'], 'no second create');
+    assert.equal(s.server()?.status?.phase, 'Failed');
+    assert.equal(condition(s.server(), 'Succeeded')?.reason, 'JobRemoved');
+    assert.deepEqual(s.events.lines().filter((l) => l.includes('JobRemoved')).length, 1);
+    s.caughtUp();
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(3), [], 'a finished run: nothing more');
+  });
+
+  it('after a restart, a status that saw the run start keeps it from repeating; a Job only not cached yet is used', async () => {
+    const e = echo('hello', 'hi');
+    const running: Echo = { ...e, status: { phase: 'Running', jobName: jobNameFor(e) } };
+    const s = setup(running);
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(), ['patchStatus'], 'no create: the Job is gone from the server');
+    assert.equal(condition(s.server(), 'Succeeded')?.reason, 'JobRemoved');
+
+    const u = setup(running);
+    u.client.add(JOBS, jobOf(e, 'job-uid'));
+    assert.equal(await u.pass(), undefined);
+    assert.ok(!u.verbs().includes('create'), 'the server has the Job: no create');
+    assert.notEqual(u.server()?.status?.phase, 'Failed');
+
+    // Pending names the Job before its create, too: without this process's memory, a missing Job is created.
+    const p = setup(claimed(e));
+    assert.equal(await p.pass(), undefined);
+    assert.ok(p.verbs().includes('create'));
+  });
+
   it('a status write that conflicts (the cache was behind) fails the pass for the queue to back off, with no Event or failure condition', async () => {
     const e = echo('hello', 'hi');
     const s = setup(e);

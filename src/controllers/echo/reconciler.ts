@@ -5,7 +5,9 @@
  * repeated or concurrent create gets AlreadyExists instead of a duplicate. A finished run is not
  * run again; a new message starts one new run and deletes the previous run's Job. A run starts,
  * and a previous run's Job is deleted, only once the server confirms what the cached Echo says
- * (caches lag; see claimRun and checkLive).
+ * (caches lag; see claimRun and checkLive). A run whose Job is removed (by hand, or a TTL) before
+ * its outcome was recorded is not repeated either, once it is known to have started: status says
+ * Failed, JobRemoved (see started).
  * Nothing is written when the cluster already matches (a restart writes nothing).
  */
 import type { V1Job } from '@kubernetes/client-node';
@@ -29,7 +31,10 @@ import {
 } from '../../runtime/index.js';
 import { controlledBy, isControlledBy } from '../common/owner.js';
 import { desiredJob, jobNameFor } from './desired.js';
-import { echoStatus, isFinished, RECONCILED_CONDITION, reconciledOk } from './status.js';
+import { echoStatus, isFinished, jobRemovedRun, RECONCILED_CONDITION, reconciledOk } from './status.js';
+
+/** How many started runs a reconciler remembers (see EchoReconciler.started). */
+const STARTED_RUNS_KEPT = 10_000;
 
 export interface EchoReconcilerDeps {
   echos: ObjectCache<Echo>;
@@ -43,6 +48,15 @@ export interface EchoReconcilerDeps {
 }
 
 export class EchoReconciler extends PrimaryReconciler<Echo> {
+  /**
+   * Runs this process created a Job for (`uid/jobName`), oldest first, at most STARTED_RUNS_KEPT:
+   * the status a run starts with reads the same before its Job is created and after (runState),
+   * so a Job gone from the cache with that status could be one never created (re-create it) or
+   * one removed before its outcome was seen (never repeat it). This remembers which; after a
+   * restart only a status that saw the run started (Running) tells.
+   */
+  private readonly started = new Set<string>();
+
   constructor(private readonly deps: EchoReconcilerDeps) {
     super({
       type: ECHOS,
@@ -85,14 +99,22 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
       // Its Job was removed after the run (by hand or a TTL): the run happened; do not repeat it.
       return;
     }
-    if (!job) {
+    let removed = false;
+    if (!job && this.runStarted(echo, jobName)) {
+      // Not cached yet, or removed before its outcome was seen: the server says which.
+      job = await this.liveJob(echo, jobName, ctx);
+      removed = !job;
+    }
+    if (!job && !removed) {
       const claimed = await this.claimRun(echo, jobName, ctx);
       if (!claimed) return;
       if (claimed !== true) latest.object = withTypeMeta(ECHOS, claimed);
       job = await this.createJob(echo, ctx);
+      this.remember(echo, jobName);
     }
     const current = latest.object;
-    const desired = echoStatus(current, jobName, job, reconciledOk, this.now);
+    const run = removed ? jobRemovedRun(jobName) : undefined;
+    const desired = echoStatus(current, jobName, job, reconciledOk, this.now, undefined, run);
     const written = await writeStatus({
       client,
       type: ECHOS,
@@ -187,7 +209,6 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
 
   private async createJob(echo: Echo, ctx: ReconcileContext): Promise<V1Job> {
     const body = desiredJob(echo, this.deps.jobImage);
-    const ns = echo.metadata.namespace!;
     try {
       const created = await this.deps.client.create(JOBS, body, { signal: ctx.signal });
       ctx.log.info('job created', { job: body.metadata!.name });
@@ -196,12 +217,40 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // Made by an earlier pass whose watch event has not reached the cache yet: use it.
-      const existing = await this.deps.client.get(JOBS, keyOf(body), { signal: ctx.signal });
-      if (!isControlledBy(existing, echo, ECHOS)) {
-        throw new NameTakenError(`Job ${ns}/${body.metadata!.name} already exists and is not controlled by this Echo; delete or rename it`);
-      }
+      const existing = await this.liveJob(echo, body.metadata!.name!, ctx);
+      if (!existing) throw err; // gone again since: back to the queue
       return existing;
     }
+  }
+
+  /** Whether the run of `jobName` is known to have started: this process created its Job, or the status saw it run. */
+  private runStarted(echo: Echo, jobName: string): boolean {
+    if (this.started.has(`${echo.metadata.uid}/${jobName}`)) return true;
+    return echo.status?.jobName === jobName && echo.status.phase === 'Running';
+  }
+
+  private remember(echo: Echo, jobName: string): void {
+    const key = `${echo.metadata.uid}/${jobName}`;
+    this.started.delete(key);
+    this.started.add(key);
+    if (this.started.size > STARTED_RUNS_KEPT) this.started.delete(this.started.values().next().value!);
+  }
+
+  /** The server's Job of this run, undefined when it is gone; one another owner controls is NameTaken. */
+  private async liveJob(echo: Echo, jobName: string, ctx: ReconcileContext): Promise<V1Job | undefined> {
+    let live: V1Job;
+    try {
+      live = await this.deps.client.get(JOBS, { namespace: echo.metadata.namespace, name: jobName }, { signal: ctx.signal });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    if (!isControlledBy(live, echo, ECHOS)) {
+      throw new NameTakenError(
+        `Job ${echo.metadata.namespace}/${jobName} already exists and is not controlled by this Echo; delete or rename it`,
+      );
+    }
+    return live;
   }
 
   /** True when this call deleted the Job (false: it was already gone). */
@@ -220,7 +269,14 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
 
   private announce(echo: Echo, phase: string | undefined, jobName: string, job: V1Job | undefined): void {
     if (phase === 'Succeeded') this.deps.events.recordEvent(echo, 'Normal', 'RunSucceeded', `Job ${jobName} printed the message`);
-    if (phase === 'Failed') {
+    if (phase === 'Failed' && !job) {
+      this.deps.events.recordEvent(
+        echo,
+        'Warning',
+        'JobRemoved',
+        `Job ${jobName} was removed before its outcome was recorded; the run is not repeated`,
+      );
+    } else if (phase === 'Failed') {
       const why = job?.status?.conditions?.find((c) => c.type === 'Failed')?.message ?? 'the Job failed';
       this.deps.events.recordEvent(echo, 'Warning', 'RunFailed', `Job ${jobName} failed: ${why}`);
     }

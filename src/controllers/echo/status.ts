@@ -59,6 +59,22 @@ export function runState(job: V1Job | undefined, name = job?.metadata?.name): Ru
   };
 }
 
+/**
+ * A run whose Job was removed (by hand, or by a TTL) before its outcome was recorded: it started,
+ * so it may have printed, and it is not repeated; what it did is unknown, so it counts as failed.
+ */
+export function jobRemovedRun(name: string): RunState {
+  return {
+    phase: 'Failed',
+    succeeded: {
+      type: SUCCEEDED_CONDITION,
+      status: 'False',
+      reason: 'JobRemoved',
+      message: `Job ${name} was removed before its outcome was recorded; the run is not repeated`,
+    },
+  };
+}
+
 const READINESS: Record<EchoPhase, Readiness> = {
   Pending: 'Progressing',
   Running: 'Progressing',
@@ -74,7 +90,8 @@ export function runReadiness(run: RunState): ConditionInput[] {
 /**
  * Status for `echo` whose current run is `job` (undefined: not created yet). `readiness`, when
  * given, replaces the run's Ready/Reconciling/Stalled summary (a stall recorded for this
- * generation, kept while the Job does not exist).
+ * generation, kept while the Job does not exist); `run`, the run's state read from the Job (a
+ * Job removed before its outcome was recorded: jobRemovedRun).
  */
 export function echoStatus(
   echo: Echo,
@@ -83,8 +100,8 @@ export function echoStatus(
   reconciled: ConditionInput,
   now: () => Date,
   readiness?: ConditionInput[],
+  run: RunState = runState(job, jobName),
 ): EchoStatus {
-  const run = runState(job, jobName);
   const status: EchoStatus = {
     phase: run.phase,
     jobName,
