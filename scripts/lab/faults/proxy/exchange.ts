@@ -13,6 +13,13 @@ import { endToEndHeaders, type Upstream } from './upstream.js';
 import type { ProxyEffects, WatchBacklog } from './types.js';
 import { WatchStream, type WatchFaults } from './watch.js';
 
+/**
+ * What becomes of the server's answer to a request (a fault's choice, made when its head arrives):
+ * passed on `holdMs` late (a slow answer), or replaced (the proxy answers in its stead, or resets
+ * the connection: an ambiguous outcome); undefined: passed on at once.
+ */
+export type AnswerFate = { holdMs: number } | { replace: (res: ServerResponse) => void } | undefined;
+
 export class Exchange {
   private up: ClientRequest | undefined;
   private answer: IncomingMessage | undefined;
@@ -20,6 +27,8 @@ export class Exchange {
   private frozenNow = false;
   /** The proxy ended the server's side on purpose (an expired watch): its errors mean nothing. */
   private detached = false;
+  /** A slow answer's wait before it is passed on (AnswerFate holdMs). */
+  private holdTimer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly req: IncomingMessage,
@@ -44,36 +53,54 @@ export class Exchange {
    * Sends the request to the server. `answered` runs when the server's answer head arrives, before
    * anything of it is passed on (the write log's callbacks run there).
    */
-  forward(upstream: Upstream, faults: WatchFaults, answered: (status: number) => void): void {
+  forward(upstream: Upstream, faults: WatchFaults, answered: (status: number) => AnswerFate): void {
     const up = upstream.request(this.req, { watch: this.watch });
     this.up = up;
     up.on('response', (answer) => {
       this.answer = answer;
       const status = answer.statusCode ?? 502;
-      answered(status);
+      const fate = answered(status);
+      answer.on('error', () => this.serverFailed());
       if (this.frozenNow || this.detached) {
         answer.pause();
         return;
       }
-      this.res.writeHead(status, endToEndHeaders(answer.headers));
-      answer.on('error', () => this.serverFailed());
-      if (this.watch && status === 200 && /json/.test(answer.headers['content-type'] ?? '')) {
-        const stream = new WatchStream(this.path, faults, {
-          write: (line) => this.res.write(line),
-          end: () => {
-            this.res.end();
-            this.detach();
-          },
-        });
-        this.stream = stream;
-        // The client learns at once that its watch is open, as from the server, not with the first event.
-        this.res.flushHeaders();
-        answer.on('data', (chunk: Buffer) => stream.receive(chunk));
-        answer.on('end', () => stream.serverEnded());
-      } else answer.pipe(this.res);
+      if (fate && 'replace' in fate) {
+        answer.resume();
+        fate.replace(this.res);
+        return;
+      }
+      if (fate?.holdMs) {
+        answer.pause();
+        this.holdTimer = setTimeout(() => {
+          this.holdTimer = undefined;
+          if (!this.frozenNow && !this.detached && !this.res.destroyed) this.passOn(answer, status, faults);
+        }, fate.holdMs);
+        return;
+      }
+      this.passOn(answer, status, faults);
     });
     up.on('error', () => this.serverFailed());
     this.req.pipe(up);
+  }
+
+  /** Passes the server's answer on to the client: a watch through its stream, anything else as it is. */
+  private passOn(answer: IncomingMessage, status: number, faults: WatchFaults): void {
+    this.res.writeHead(status, endToEndHeaders(answer.headers));
+    if (this.watch && status === 200 && /json/.test(answer.headers['content-type'] ?? '')) {
+      const stream = new WatchStream(this.path, faults, {
+        write: (line) => this.res.write(line),
+        end: () => {
+          this.res.end();
+          this.detach();
+        },
+      });
+      this.stream = stream;
+      // The client learns at once that its watch is open, as from the server, not with the first event.
+      this.res.flushHeaders();
+      answer.on('data', (chunk: Buffer) => stream.receive(chunk));
+      answer.on('end', () => stream.serverEnded());
+    } else answer.pipe(this.res);
   }
 
   /** Ends an open watch with the 410 ERROR event, after what it holds; one not yet answered gets it instead of the server's answer. */
@@ -109,11 +136,13 @@ export class Exchange {
   /** The client went away (or its answer is complete). */
   clientClosed(): void {
     if (this.frozenNow) return;
+    clearTimeout(this.holdTimer);
     this.stream?.stop();
     this.detach();
   }
 
   destroy(): void {
+    clearTimeout(this.holdTimer);
     this.stream?.stop();
     this.detach();
     this.res.destroy();

@@ -1,7 +1,8 @@
 /**
  * The fault proxy: the one way a replica of a program under test reaches the API server in the
  * fault campaign, and the place every fault of its view of the cluster is injected (kills after a
- * write, held-back, dropped, merged and expired watch events, partitions, overload storms).
+ * write, held-back, dropped, merged and expired watch events, partitions, overload storms, writes
+ * held and delivered late, answers held (proxy/late.ts) or replaced (proxy/ambiguous.ts)).
  *
  * The replica talks plain HTTP/1.1 to 127.0.0.1 (its kubeconfig has no credentials); the proxy
  * forwards over HTTPS as the admin, impersonating the replica's ServiceAccount with the extra
@@ -9,7 +10,8 @@
  * the replica of every write. Watches are streamed line by line (proxy/watch.ts).
  *
  * Guarantees: every request is forwarded at once and unchanged (but for identity headers, and
- * JSON instead of protobuf for watches) unless a fault is in force; faults act from the call on,
+ * JSON instead of protobuf for watches, and the Audit-ID of a write delivered late) unless a fault
+ * is in force; faults act from the call on,
  * also on watches already open; close() stops the listener, destroys every connection and clears
  * every timer, leaving nothing running.
  */
@@ -18,7 +20,9 @@ import { createServer } from 'node:http';
 import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { HiddenOutcomes } from './ambiguous.js';
 import { Exchange } from './exchange.js';
+import { LateWrites } from './late.js';
 import { answerExpiredWatch, answerStorm, type StormStatus } from './status.js';
 import { writeProxyKubeconfig } from '../../../testbed/proxykubeconfig.js';
 import { impersonatingUpstream } from './upstream.js';
@@ -56,6 +60,10 @@ export interface FaultProxy {
   storm(opts: { status: 429 | 500 | 503; retryAfterS: number; ms: number; fraction: number; random: () => number }): void;
   /** Resets every open watch's connection (no 410, no end event): the replica resumes each from its resourceVersion. */
   resetWatches(): void;
+  /** The late class: writes held before the server sees them, answers held after (proxy/late.ts). */
+  late: LateWrites;
+  /** The ambiguous class: committed writes whose answers are replaced (proxy/ambiguous.ts). */
+  ambiguous: HiddenOutcomes;
   /** What its faults did so far (a copy). */
   effects(): ProxyEffects;
   /** The watch events it holds back from the replica now, over all its watches. */
@@ -104,6 +112,8 @@ export async function startFaultProxy(opts: {
   let silent = false;
   let storm: Storm | undefined;
   let expireNext = 0;
+  const late = new LateWrites(upstream);
+  const ambiguous = new HiddenOutcomes();
 
   /** Whether the storm refuses this request (drawing once while it lasts). */
   const stormRefuses = (): Storm | undefined => {
@@ -117,6 +127,7 @@ export async function startFaultProxy(opts: {
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://proxy');
+    if (!silent && late.take(req, res, url.pathname)) return;
     const ex = new Exchange(req, res, url.pathname, isWatchQuery(url), faults.effects);
     exchanges.add(ex);
     res.once('close', () => {
@@ -147,6 +158,7 @@ export async function startFaultProxy(opts: {
       // 'finish' never comes for an answer a partition holds back: the replica never saw it.
       else if (isLeaseWrite(method, ex.path) && status >= 200 && status < 300)
         res.once('finish', () => renewals.push({ receivedAt, answeredAt: Date.now() }));
+      return ambiguous.answerFate(method, ex.path, status) ?? late.answerFate(method, ex.path, status);
     });
   });
   server.on('connection', (socket: Socket) => {
@@ -210,6 +222,8 @@ export async function startFaultProxy(opts: {
       faults.effects.watchesReset += open.length;
       destroyAll((ex) => open.includes(ex));
     },
+    late,
+    ambiguous,
     effects: () => ({ ...faults.effects }),
     watchBacklog: () => {
       let events = 0;
@@ -224,6 +238,7 @@ export async function startFaultProxy(opts: {
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       destroyAll(() => true);
+      late.close();
       for (const socket of sockets) socket.destroy();
       upstream.close();
       rmSync(kubeconfig, { force: true });
