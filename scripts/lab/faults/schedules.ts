@@ -13,12 +13,15 @@
  * (leader election absent) or workloads naming a kind it lacks yield no schedules.
  */
 import type { FaultClass } from './programs/types.js';
+import { lateFaults, type LateFaults } from './classes/late.js';
 import { deriveSeed, intBetween, mulberry32, pick } from './random.js';
 
 export type { FaultClass };
-export const FAULT_CLASSES: readonly FaultClass[] = ['intermediate', 'stale', 'unobserved', 'restart', 'partition', 'overload'];
+export const FAULT_CLASSES: readonly FaultClass[] = ['intermediate', 'stale', 'unobserved', 'restart', 'partition', 'overload', 'late'];
 /** Classes that need two replicas contending for a Lease. */
-export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition'];
+export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition', 'late'];
+/** Classes whose faults aim at Echo runs (Job creates, Echo status): they use the workloads with Echos. */
+const ECHO_CLASSES: readonly FaultClass[] = ['late'];
 
 export type Kind = 'Echo' | 'ScheduledEcho';
 export const WORKLOADS = {
@@ -92,7 +95,8 @@ export type Faults =
       atMs: number;
     }
   | { class: 'partition'; atMs: number; silenceMs: number }
-  | { class: 'overload'; status: 429 | 503; retryAfterS: number; atMs: number; ms: number; fraction: number };
+  | { class: 'overload'; status: 429 | 503; retryAfterS: number; atMs: number; ms: number; fraction: number }
+  | LateFaults;
 
 export interface Schedule {
   id: string;
@@ -120,8 +124,12 @@ export interface MakeSchedulesOptions {
   matched?: boolean;
 }
 
-export function workloadsFor(program: ProgramTraits): WorkloadName[] {
-  return WORKLOAD_NAMES.filter((w) => WORKLOADS[w].every((k) => program.kinds.includes(k)));
+export function workloadsFor(program: ProgramTraits, c?: FaultClass): WorkloadName[] {
+  return WORKLOAD_NAMES.filter(
+    (w) =>
+      WORKLOADS[w].every((k) => program.kinds.includes(k)) &&
+      (c === undefined || !ECHO_CLASSES.includes(c) || (WORKLOADS[w] as readonly Kind[]).includes('Echo')),
+  );
 }
 
 export function classApplies(program: ProgramTraits, c: FaultClass): boolean {
@@ -180,8 +188,9 @@ function schedulesOf(program: ProgramTraits, o: MakeSchedulesOptions): Schedule[
         const site = sites[Math.floor((i * sites.length) / q)]!;
         out.push(makeSchedule(`intermediate.${site.workload}.${site.k}`, o.seed, program));
       } else {
-        const workload = workloads[i % workloads.length]!;
-        out.push(makeSchedule(`${c}.${workload}.${Math.floor(i / workloads.length)}`, o.seed, program));
+        const own = workloadsFor(program, c);
+        const workload = own[i % own.length];
+        if (workload) out.push(makeSchedule(`${c}.${workload}.${Math.floor(i / own.length)}`, o.seed, program));
       }
     }
   }
@@ -233,6 +242,7 @@ export function scheduleFromSeed(id: string, seed: number, program: ProgramTrait
   const { cls, workload, n } = parseId(id);
   if (!classApplies(program, cls)) throw new Error(`${program.name} has no leader election: the ${cls} class does not apply to it`);
   if (!workloadsFor(program).includes(workload)) throw new Error(`${program.name} lacks a kind that workload ${workload} uses`);
+  if (!workloadsFor(program, cls).includes(workload)) throw new Error(`the ${cls} class aims at Echo runs: workload ${workload} has none`);
   return { id, seed, program: program.name, class: cls, workload, faults: faultsFor(cls, workload, n, mulberry32(seed), program) };
 }
 
@@ -318,5 +328,7 @@ function faultsFor(cls: FaultClass, workload: WorkloadName, n: number, random: (
         ms: intBetween(random, 1000, 3000),
         fraction: Math.round((0.3 + random() * 0.6) * 100) / 100,
       };
+    case 'late':
+      return lateFaults(random);
   }
 }

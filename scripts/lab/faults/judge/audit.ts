@@ -28,6 +28,8 @@ export interface AuditRecord {
   /** impersonatedUser.extra.replica[0] */
   replica?: string;
   userAgent: string;
+  /** The request's audit ID (the client's Audit-ID header when it sent one: the late class's proxy does). */
+  auditID?: string;
 }
 
 /**
@@ -41,6 +43,7 @@ export interface AuditRecordWithObjects extends AuditRecord {
 }
 
 interface AuditEvent {
+  auditID?: string;
   stage?: string;
   verb?: string;
   userAgent?: string;
@@ -101,6 +104,7 @@ function toRecord(ev: AuditEvent): AuditRecordWithObjects | undefined {
   if (ref.name) record.name = ref.name;
   const replica = ev.impersonatedUser?.extra?.replica?.[0];
   if (replica !== undefined) record.replica = replica;
+  if (ev.auditID) record.auditID = ev.auditID;
   if (ev.requestObject !== undefined) record.requestObject = ev.requestObject;
   if (ev.responseObject !== undefined) record.responseObject = ev.responseObject;
   return record;

@@ -41,6 +41,8 @@ export interface Trace {
   workloadEnd: number;
   convergenceBoundMs: number;
   adminKubeconfig: string;
+  /** Audit IDs of writes a fault proxy held and delivered late (the late class): not the replica's writes outside a term. */
+  deliveredLate?: string[];
 }
 
 /** The invariants on the final state: they may hold only some time after the workload's end. */
@@ -48,7 +50,7 @@ const CONVERGING = new Set<Violation['invariant']>(['job-when-done', 'status-con
 const POLL_MS = 500;
 
 export interface JudgeInput {
-  trace: Pick<Trace, 'namespace' | 'lease' | 'exits'>;
+  trace: Pick<Trace, 'namespace' | 'lease' | 'exits' | 'deliveredLate'>;
   /** The audit log from the schedule's start (readAuditWithObjects). */
   records: readonly AuditRecordWithObjects[];
   state: FinalState;
@@ -62,7 +64,7 @@ export function judge({ trace, records, state }: JudgeInput): Violation[] {
     ...oneJobPerGeneration(jobRuns(inNamespace, state.jobs, generations), generations),
     ...echoViolations(state),
     ...scheduledEchoViolations(state),
-    ...(trace.lease ? writesOutsideTerm(records, trace.lease, trace.namespace) : []),
+    ...(trace.lease ? writesOutsideTerm(records, trace.lease, trace.namespace, trace.deliveredLate) : []),
     ...trace.exits
       .filter((e) => !e.designed && !e.startup)
       .map((e) => ({

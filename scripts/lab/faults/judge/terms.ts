@@ -11,7 +11,9 @@
  *
  * A write by a replica received (requestReceivedTimestamp) outside all of its terms is a
  * violation, whatever its answer: a fenced replica sends nothing. Events are not counted: they
- * report, they change no object the campaign judges, and a recorder may flush them late.
+ * report, they change no object the campaign judges, and a recorder may flush them late. Nor are
+ * the writes a fault proxy held and delivered late (`deliveredLate`, by audit ID: the late class,
+ * classes/late.ts): the replica sent them in its term, and their lateness is the fault.
  */
 import type { AuditRecord } from './audit.js';
 import { iso, type Violation } from './types.js';
@@ -53,11 +55,17 @@ export function leaseTerms(records: readonly AuditRecord[], lease: LeaseRef): Le
   return terms;
 }
 
-export function writesOutsideTerm(records: readonly AuditRecord[], lease: LeaseRef, namespace: string): Violation[] {
+export function writesOutsideTerm(
+  records: readonly AuditRecord[],
+  lease: LeaseRef,
+  namespace: string,
+  deliveredLate: readonly string[] = [],
+): Violation[] {
   const terms = leaseTerms(records, lease);
   const outside = new Map<string, AuditRecord[]>();
   for (const r of records) {
     if (r.replica === undefined || r.namespace !== namespace || !WRITE_VERBS.has(r.verb)) continue;
+    if (r.auditID !== undefined && deliveredLate.includes(r.auditID)) continue;
     if (r.resource === 'leases' || REPORTS.has(r.resource)) continue;
     if (terms.some((t) => t.replica === r.replica && t.start <= r.at && r.at <= t.end)) continue;
     outside.set(r.replica, [...(outside.get(r.replica) ?? []), r]);

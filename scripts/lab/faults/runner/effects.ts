@@ -8,6 +8,7 @@
  */
 import { noEffects, type ProxyEffects, type ProxyWrite } from '../proxy/types.js';
 import type { FaultClass } from '../schedules.js';
+import { lateHadEffect, lateSummary, type LateEffects } from '../classes/late.js';
 
 export interface KilledAfter {
   /** The k of the counted write. */
@@ -34,6 +35,7 @@ export interface ScheduleEffects extends ProxyEffects {
   takeover?: Takeover;
   /** The replicas running when kube-apiserver was killed: every connection they had died. */
   restartedUnder?: string[];
+  late?: LateEffects;
 }
 
 export function sumEffects(parts: readonly ProxyEffects[]): ProxyEffects {
@@ -76,7 +78,7 @@ export function writeSite(verb: string, resource: string): string {
  * that lagged (events still held back, or delayed while it led); events dropped or merged, or a
  * 410; connections cut, or a 410 from the server, across a restart or a compaction (a watch
  * the proxy reset is the cause, not the effect: it counts when it met a 410); requests held by a partition;
- * requests refused by a storm.
+ * requests refused by a storm; for the late class, classes/late.ts says.
  */
 export function hadEffect(c: FaultClass, e: ScheduleEffects): boolean {
   switch (c) {
@@ -92,6 +94,8 @@ export function hadEffect(c: FaultClass, e: ScheduleEffects): boolean {
       return e.held > 0;
     case 'overload':
       return e.refused > 0;
+    case 'late':
+      return lateHadEffect(e.late);
   }
 }
 
@@ -119,5 +123,6 @@ export function effectSummary(e: ScheduleEffects): string {
     parts.push(
       `took over ${e.takeover.behindEvents} event(s) behind (oldest ${e.takeover.behindMs} ms), ${e.takeover.delayedWhileLeading} delayed while leading`,
     );
+  for (const line of [lateSummary(e.late)]) if (line) parts.push(line);
   return parts.join(', ') || 'no effect';
 }

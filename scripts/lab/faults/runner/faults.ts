@@ -20,6 +20,7 @@
  *    comes back (its connections die); the standby takes over meanwhile.
  *  - overload: every replica's proxy refuses a fraction of requests with 429 or 503 and
  *    Retry-After, for the storm's length.
+ *  - late: runner/late.ts.
  *
  * Guarantees: play() resolves when every fault has ended (a silence restored, a storm over, the
  * API server ready again); a fault whose target is gone (a replica that already exited) is
@@ -35,11 +36,12 @@ import { sleep } from '../../bench/log.js';
 import { deriveSeed, mulberry32 } from '../random.js';
 import { compactEtcd } from './controlplane.js';
 import type { Replica, ReplicaSet } from './replicas.js';
-import type { FaultProxy } from '../proxy/proxy.js';
+import type { FaultProxy, ProxyEffects } from '../proxy/proxy.js';
 import type { Faults } from '../schedules.js';
 import type { TimelineEvent } from '../timeline.js';
 import { finishedJobOf } from '../workloads.js';
-import { killedAfter, type KilledAfter, type Takeover } from './effects.js';
+import { killedAfter, type ScheduleEffects } from './effects.js';
+import { armLate, playLate } from './late.js';
 
 /** The watches whose events the stale class holds back: the objects, not the Lease; or the Echos alone. */
 const LAGGING_WATCHES = { objects: /\/(echos|scheduledechos|jobs|cronjobs)$/, echos: /\/echos$/ } as const;
@@ -60,7 +62,7 @@ export interface FaultContext {
   timeline: TimelineEvent[];
   notes: string[];
   /** What the faults did that only the runner sees (the proxies count the rest). */
-  effects: { killedAfter?: KilledAfter; takeover?: Takeover; restartedUnder?: string[] };
+  effects: Omit<ScheduleEffects, keyof ProxyEffects>;
 }
 
 /** Arms what must be in place before the standby (r1) starts. */
@@ -72,6 +74,7 @@ export function prepareStandby(faults: Faults): ((proxy: FaultProxy) => void) | 
 /** Arms what must be in place before the workload's first write (on the first replica). */
 export function armBeforeWorkload(ctx: FaultContext, first: Replica): void {
   const f = ctx.faults;
+  if (f.class === 'late') return armLate(ctx, first);
   if (f.class !== 'intermediate') return;
   first.proxy.onWrite((w) => {
     if (w.seq !== f.killAfterWrite || first.exit) return;
@@ -188,6 +191,8 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
       span(`${f.status} x${f.fraction} (Retry-After ${f.retryAfterS})`, from);
       return;
     }
+    case 'late':
+      return playLate(ctx, t0, (why) => skipped(ctx, why));
   }
 }
 

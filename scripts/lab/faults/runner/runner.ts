@@ -7,7 +7,7 @@
  * rules of the judge hold and no replica wrote anything over two polls, or the bound passed. Then
  * the trace goes to checkInvariants, and the replicas are stopped.
  *
- * Replicas: one, except for the HA classes (stale, partition): a leader (r0, which holds the Lease
+ * Replicas: one, except for the HA classes (stale, partition, late): a leader (r0, which holds the Lease
  * before the standby starts) and a standby (r1). Every program runs with leader election when it
  * has it (a Lease in the schedule's namespace), so "no write outside a term" is judged in every
  * class; its resync period is CAMPAIGN_RESYNC_S.
@@ -33,6 +33,7 @@ import { sumEffects, type ScheduleEffects } from './effects.js';
 import { CAMPAIGN_RESYNC_S, HA_CLASSES, type Faults, type Schedule, type WorkloadName } from '../schedules.js';
 import type { TimelineEvent } from '../timeline.js';
 import { runWorkload } from '../workloads.js';
+import { deliveredLate } from '../classes/late.js';
 
 export interface RunnerEnv {
   bench: BenchEnv;
@@ -161,6 +162,7 @@ async function play1(
       workloadEnd,
       convergenceBoundMs: boundMs,
       adminKubeconfig: env.bench.kubeconfig,
+      deliveredLate: deliveredLate(seen.late),
     };
     const violations = [
       ...result.lateGates.map((g) => ({
