@@ -13,15 +13,25 @@
  * (leader election absent) or workloads naming a kind it lacks yield no schedules.
  */
 import type { FaultClass } from './programs/types.js';
+import { ambiguousFaults, type AmbiguousFaults } from './classes/ambiguous.js';
 import { lateFaults, type LateFaults } from './classes/late.js';
 import { deriveSeed, intBetween, mulberry32, pick } from './random.js';
 
 export type { FaultClass };
-export const FAULT_CLASSES: readonly FaultClass[] = ['intermediate', 'stale', 'unobserved', 'restart', 'partition', 'overload', 'late'];
+export const FAULT_CLASSES: readonly FaultClass[] = [
+  'intermediate',
+  'stale',
+  'unobserved',
+  'restart',
+  'partition',
+  'overload',
+  'late',
+  'ambiguous',
+];
 /** Classes that need two replicas contending for a Lease. */
 export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition', 'late'];
 /** Classes whose faults aim at Echo runs (Job creates, Echo status): they use the workloads with Echos. */
-const ECHO_CLASSES: readonly FaultClass[] = ['late'];
+const ECHO_CLASSES: readonly FaultClass[] = ['late', 'ambiguous'];
 
 export type Kind = 'Echo' | 'ScheduledEcho';
 export const WORKLOADS = {
@@ -96,7 +106,8 @@ export type Faults =
     }
   | { class: 'partition'; atMs: number; silenceMs: number }
   | { class: 'overload'; status: 429 | 503; retryAfterS: number; atMs: number; ms: number; fraction: number }
-  | LateFaults;
+  | LateFaults
+  | AmbiguousFaults;
 
 export interface Schedule {
   id: string;
@@ -330,5 +341,7 @@ function faultsFor(cls: FaultClass, workload: WorkloadName, n: number, random: (
       };
     case 'late':
       return lateFaults(random);
+    case 'ambiguous':
+      return ambiguousFaults(random);
   }
 }

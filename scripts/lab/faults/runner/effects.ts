@@ -8,6 +8,7 @@
  */
 import { noEffects, type ProxyEffects, type ProxyWrite } from '../proxy/types.js';
 import type { FaultClass } from '../schedules.js';
+import { ambiguousHadEffect, ambiguousSummary, type AmbiguousEffects } from '../classes/ambiguous.js';
 import { lateHadEffect, lateSummary, type LateEffects } from '../classes/late.js';
 
 export interface KilledAfter {
@@ -36,6 +37,7 @@ export interface ScheduleEffects extends ProxyEffects {
   /** The replicas running when kube-apiserver was killed: every connection they had died. */
   restartedUnder?: string[];
   late?: LateEffects;
+  ambiguous?: AmbiguousEffects;
 }
 
 export function sumEffects(parts: readonly ProxyEffects[]): ProxyEffects {
@@ -78,7 +80,7 @@ export function writeSite(verb: string, resource: string): string {
  * that lagged (events still held back, or delayed while it led); events dropped or merged, or a
  * 410; connections cut, or a 410 from the server, across a restart or a compaction (a watch
  * the proxy reset is the cause, not the effect: it counts when it met a 410); requests held by a partition;
- * requests refused by a storm; for the late class, classes/late.ts says.
+ * requests refused by a storm; for the late and ambiguous classes, their own files (classes/) say.
  */
 export function hadEffect(c: FaultClass, e: ScheduleEffects): boolean {
   switch (c) {
@@ -96,6 +98,8 @@ export function hadEffect(c: FaultClass, e: ScheduleEffects): boolean {
       return e.refused > 0;
     case 'late':
       return lateHadEffect(e.late);
+    case 'ambiguous':
+      return ambiguousHadEffect(e.ambiguous);
   }
 }
 
@@ -123,6 +127,6 @@ export function effectSummary(e: ScheduleEffects): string {
     parts.push(
       `took over ${e.takeover.behindEvents} event(s) behind (oldest ${e.takeover.behindMs} ms), ${e.takeover.delayedWhileLeading} delayed while leading`,
     );
-  for (const line of [lateSummary(e.late)]) if (line) parts.push(line);
+  for (const line of [lateSummary(e.late), ambiguousSummary(e.ambiguous)]) if (line) parts.push(line);
   return parts.join(', ') || 'no effect';
 }

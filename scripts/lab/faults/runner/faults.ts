@@ -20,7 +20,7 @@
  *    comes back (its connections die); the standby takes over meanwhile.
  *  - overload: every replica's proxy refuses a fraction of requests with 429 or 503 and
  *    Retry-After, for the storm's length.
- *  - late: runner/late.ts.
+ *  - late, ambiguous: runner/late.ts, runner/ambiguous.ts.
  *
  * Guarantees: play() resolves when every fault has ended (a silence restored, a storm over, the
  * API server ready again); a fault whose target is gone (a replica that already exited) is
@@ -41,6 +41,7 @@ import type { Faults } from '../schedules.js';
 import type { TimelineEvent } from '../timeline.js';
 import { finishedJobOf } from '../workloads.js';
 import { killedAfter, type ScheduleEffects } from './effects.js';
+import { armAmbiguous } from './ambiguous.js';
 import { armLate, playLate } from './late.js';
 
 /** The watches whose events the stale class holds back: the objects, not the Lease; or the Echos alone. */
@@ -75,6 +76,7 @@ export function prepareStandby(faults: Faults): ((proxy: FaultProxy) => void) | 
 export function armBeforeWorkload(ctx: FaultContext, first: Replica): void {
   const f = ctx.faults;
   if (f.class === 'late') return armLate(ctx, first);
+  if (f.class === 'ambiguous') return armAmbiguous(ctx, first);
   if (f.class !== 'intermediate') return;
   first.proxy.onWrite((w) => {
     if (w.seq !== f.killAfterWrite || first.exit) return;
@@ -193,6 +195,8 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
     }
     case 'late':
       return playLate(ctx, t0, (why) => skipped(ctx, why));
+    case 'ambiguous':
+      return; // armed before the workload
   }
 }
 

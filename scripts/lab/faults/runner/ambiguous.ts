@@ -1,0 +1,20 @@
+/**
+ * Plays the ambiguous class (classes/ambiguous.ts): before the workload, the replica's proxy is
+ * told which committed writes to hide the outcome of; the effects are its record of them, read
+ * when the schedule's effects are (a live view: hidden outcomes during quiescence count too).
+ */
+import { isTargetWrite, writeResource } from '../classes/targets.js';
+import type { AmbiguousFaults } from '../classes/ambiguous.js';
+import type { FaultContext } from './faults.js';
+import type { Replica } from './replicas.js';
+
+export function armAmbiguous(ctx: FaultContext, first: Replica): void {
+  const f = ctx.faults as AmbiguousFaults;
+  const outcomes = first.proxy.ambiguous;
+  outcomes.hideNext((method, path) => isTargetWrite(f.target, method, path), { skip: f.skip, count: f.count, as: f.answer });
+  ctx.effects.ambiguous = {
+    get hidden() {
+      return outcomes.hidden.map((h) => ({ verb: h.verb, ...writeResource(h.path), status: h.status, answer: h.as }));
+    },
+  };
+}
