@@ -15,6 +15,7 @@
 import type { FaultClass } from './programs/types.js';
 import { ambiguousFaults, type AmbiguousFaults } from './classes/ambiguous.js';
 import { lateFaults, type LateFaults } from './classes/late.js';
+import { refusalFaults, type RefusalFaults } from './classes/refusal.js';
 import { deriveSeed, intBetween, mulberry32, pick } from './random.js';
 
 export type { FaultClass };
@@ -27,11 +28,12 @@ export const FAULT_CLASSES: readonly FaultClass[] = [
   'overload',
   'late',
   'ambiguous',
+  'refusal',
 ];
 /** Classes that need two replicas contending for a Lease. */
 export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition', 'late'];
 /** Classes whose faults aim at Echo runs (Job creates, Echo status): they use the workloads with Echos. */
-const ECHO_CLASSES: readonly FaultClass[] = ['late', 'ambiguous'];
+const ECHO_CLASSES: readonly FaultClass[] = ['late', 'ambiguous', 'refusal'];
 
 export type Kind = 'Echo' | 'ScheduledEcho';
 export const WORKLOADS = {
@@ -107,7 +109,8 @@ export type Faults =
   | { class: 'partition'; atMs: number; silenceMs: number }
   | { class: 'overload'; status: 429 | 503; retryAfterS: number; atMs: number; ms: number; fraction: number }
   | LateFaults
-  | AmbiguousFaults;
+  | AmbiguousFaults
+  | RefusalFaults;
 
 export interface Schedule {
   id: string;
@@ -343,5 +346,7 @@ function faultsFor(cls: FaultClass, workload: WorkloadName, n: number, random: (
       return lateFaults(random);
     case 'ambiguous':
       return ambiguousFaults(random);
+    case 'refusal':
+      return refusalFaults(random);
   }
 }

@@ -4,7 +4,7 @@
  * The interface of the campaign's contract; programs.ts makes the programs.
  */
 
-export type FaultClass = 'intermediate' | 'stale' | 'unobserved' | 'restart' | 'partition' | 'overload' | 'late' | 'ambiguous';
+export type FaultClass = 'intermediate' | 'stale' | 'unobserved' | 'restart' | 'partition' | 'overload' | 'late' | 'ambiguous' | 'refusal';
 
 /** One running replica of a program. */
 export interface ProgramProcess {

@@ -10,6 +10,7 @@ import { noEffects, type ProxyEffects, type ProxyWrite } from '../proxy/types.js
 import type { FaultClass } from '../schedules.js';
 import { ambiguousHadEffect, ambiguousSummary, type AmbiguousEffects } from '../classes/ambiguous.js';
 import { lateHadEffect, lateSummary, type LateEffects } from '../classes/late.js';
+import { refusalHadEffect, refusalSummary, type RefusalEffects } from '../classes/refusal.js';
 
 export interface KilledAfter {
   /** The k of the counted write. */
@@ -38,6 +39,7 @@ export interface ScheduleEffects extends ProxyEffects {
   restartedUnder?: string[];
   late?: LateEffects;
   ambiguous?: AmbiguousEffects;
+  refusal?: RefusalEffects;
 }
 
 export function sumEffects(parts: readonly ProxyEffects[]): ProxyEffects {
@@ -80,7 +82,8 @@ export function writeSite(verb: string, resource: string): string {
  * that lagged (events still held back, or delayed while it led); events dropped or merged, or a
  * 410; connections cut, or a 410 from the server, across a restart or a compaction (a watch
  * the proxy reset is the cause, not the effect: it counts when it met a 410); requests held by a partition;
- * requests refused by a storm; for the late and ambiguous classes, their own files (classes/) say.
+ * requests refused by a storm; for the late, ambiguous and refusal classes, their own files
+ * (classes/) say.
  */
 export function hadEffect(c: FaultClass, e: ScheduleEffects): boolean {
   switch (c) {
@@ -100,6 +103,8 @@ export function hadEffect(c: FaultClass, e: ScheduleEffects): boolean {
       return lateHadEffect(e.late);
     case 'ambiguous':
       return ambiguousHadEffect(e.ambiguous);
+    case 'refusal':
+      return refusalHadEffect(e.refusal);
   }
 }
 
@@ -127,6 +132,6 @@ export function effectSummary(e: ScheduleEffects): string {
     parts.push(
       `took over ${e.takeover.behindEvents} event(s) behind (oldest ${e.takeover.behindMs} ms), ${e.takeover.delayedWhileLeading} delayed while leading`,
     );
-  for (const line of [lateSummary(e.late), ambiguousSummary(e.ambiguous)]) if (line) parts.push(line);
+  for (const line of [lateSummary(e.late), ambiguousSummary(e.ambiguous), refusalSummary(e.refusal)]) if (line) parts.push(line);
   return parts.join(', ') || 'no effect';
 }

@@ -20,7 +20,7 @@
  *    comes back (its connections die); the standby takes over meanwhile.
  *  - overload: every replica's proxy refuses a fraction of requests with 429 or 503 and
  *    Retry-After, for the storm's length.
- *  - late, ambiguous: runner/late.ts, runner/ambiguous.ts.
+ *  - late, ambiguous, refusal: runner/late.ts, runner/ambiguous.ts, runner/refusal.ts.
  *
  * Guarantees: play() resolves when every fault has ended (a silence restored, a storm over, the
  * API server ready again); a fault whose target is gone (a replica that already exited) is
@@ -43,6 +43,7 @@ import { finishedJobOf } from '../workloads.js';
 import { killedAfter, type ScheduleEffects } from './effects.js';
 import { armAmbiguous } from './ambiguous.js';
 import { armLate, playLate } from './late.js';
+import { armRefusal, playRefusal } from './refusal.js';
 
 /** The watches whose events the stale class holds back: the objects, not the Lease; or the Echos alone. */
 const LAGGING_WATCHES = { objects: /\/(echos|scheduledechos|jobs|cronjobs)$/, echos: /\/echos$/ } as const;
@@ -73,10 +74,11 @@ export function prepareStandby(faults: Faults): ((proxy: FaultProxy) => void) | 
 }
 
 /** Arms what must be in place before the workload's first write (on the first replica). */
-export function armBeforeWorkload(ctx: FaultContext, first: Replica): void {
+export async function armBeforeWorkload(ctx: FaultContext, first: Replica): Promise<void> {
   const f = ctx.faults;
   if (f.class === 'late') return armLate(ctx, first);
   if (f.class === 'ambiguous') return armAmbiguous(ctx, first);
+  if (f.class === 'refusal') return armRefusal(ctx, (why) => skipped(ctx, why));
   if (f.class !== 'intermediate') return;
   first.proxy.onWrite((w) => {
     if (w.seq !== f.killAfterWrite || first.exit) return;
@@ -197,6 +199,8 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
       return playLate(ctx, t0, (why) => skipped(ctx, why));
     case 'ambiguous':
       return; // armed before the workload
+    case 'refusal':
+      return playRefusal(ctx, t0);
   }
 }
 

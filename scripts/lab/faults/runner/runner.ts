@@ -34,6 +34,7 @@ import { CAMPAIGN_RESYNC_S, HA_CLASSES, type Faults, type Schedule, type Workloa
 import type { TimelineEvent } from '../timeline.js';
 import { runWorkload } from '../workloads.js';
 import { deliveredLate } from '../classes/late.js';
+import { refusalViolations } from '../classes/refusal.js';
 
 export interface RunnerEnv {
   bench: BenchEnv;
@@ -131,7 +132,7 @@ async function play1(
       notes,
       effects: seen,
     };
-    if (ctx) armBeforeWorkload(ctx, first);
+    if (ctx) await armBeforeWorkload(ctx, first);
     let faultsDone: Promise<unknown> = Promise.resolve();
     const result = await runWorkload(workload, {
       rest: env.bench.rest,
@@ -170,6 +171,7 @@ async function play1(
         detail: `the status of ${g} did not show the workload's writes within ${GATE_TIMEOUT_MS} ms of them`,
       })),
       ...(await checkInvariants(trace)),
+      ...refusalViolations(seen.refusal),
     ];
     const startupExits = trace.exits.filter((e) => e.startup).length;
     return { trace, violations, timeline, writes: replicas.writeCount(), durationMs: Date.now() - started, notes, effects, startupExits };
