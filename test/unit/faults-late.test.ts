@@ -54,6 +54,7 @@ describe('late schedules', () => {
     assert.deepEqual(new Set(slow.map((f) => f.target)), new Set(['writes', 'lease']));
     for (const f of oldTerm) assert.ok(f.deliverAfterTakeoverMs >= 0 && f.deliverAfterTakeoverMs <= 3000 && f.skip <= 1);
     for (const f of slow) assert.ok(f.holdMs >= 500 && f.holdMs <= 5000 && f.windowMs >= 1000);
+    for (const f of slow) if (f.target === 'writes') assert.ok(f.atMs <= 300, 'a window for writes opens while the first runs are made');
   });
 });
 

@@ -46,7 +46,9 @@ export function lateFaults(random: () => number): LateFaults {
     class: 'late',
     mode: 'slow-answer',
     target,
-    atMs: intBetween(random, 0, 1500),
+    // The workloads' runs start within a few hundred ms of the first write: a window for writes
+    // that opens later may meet none. Renewals come all along.
+    atMs: target === 'writes' ? intBetween(random, 0, 300) : intBetween(random, 0, 1500),
     windowMs: intBetween(random, 1000, 4000),
     // Renewals: below and beyond a renew deadline of a few seconds.
     holdMs: target === 'lease' ? intBetween(random, 1000, 5000) : intBetween(random, 500, 4000),
