@@ -2,7 +2,8 @@
  * The fault campaign's proxy (scripts/lab/faults/proxy/proxy.ts) against a real API server: RBAC is
  * the impersonated ServiceAccount's and the audit log names the replica; the counted writes and
  * the moment onWrite runs; each watch fault (delay, drop, merge, expire), the storms and the
- * partition, each seen by a client the way a replica would see it.
+ * partition, a write held and delivered late, a held answer and a hidden outcome, each seen by a
+ * client the way a replica would see it.
  *
  * On a private control plane without a node: nothing here runs a pod, and one test kills a
  * client after its write, which must not disturb other tests.
@@ -525,4 +526,76 @@ test('close() cuts open watches and leaves no listener or kubeconfig behind', as
   await within('the watch to be cut', w.closed, DEADLINE_MS);
   assert.equal(existsSync(proxy.kubeconfig), false);
   await assert.rejects(fetch(server), /fetch failed/);
+});
+
+test('late: holdNext keeps a write from the server until deliver(), which sends it with an Audit-ID the audit log records', async (t) => {
+  const proxy = await proxyFor(t, 'r0');
+  const admin = restClient(t, controlPlane().state.kubeconfig);
+  const audit = auditLogFrom(controlPlane().state.kubeconfig);
+  const holding = proxy.late.holdNext((method, path) => method === 'POST' && path === ECHOS, 1);
+  assert.equal((await call(proxy, 'POST', ECHOS, echo('late-skipped'))).status, 201, 'the first is passed on (skip 1)');
+  const { answer } = send(proxy, 'POST', ECHOS, echo('late-held'), { 'user-agent': 'faults-proxy-test/late' });
+  const outcome = answer.then(
+    (a) => `answered ${a.status}`,
+    () => 'cut',
+  );
+  const held = await within('the write to be held', holding, DEADLINE_MS);
+  assert.equal(held.verb, 'POST');
+  assert.equal((await call(proxy, 'POST', ECHOS, echo('late-after'))).status, 201, 'one write is held, the next passes');
+  await assert.rejects(admin.request('GET', `${ECHOS}/late-held`), (err) => isNotFound(err), 'the server has not seen it');
+  const { status, auditID } = await within('the delivery', held.deliver(), DEADLINE_MS);
+  assert.equal(status, 201);
+  assert.equal(await within('the client', outcome, DEADLINE_MS), 'cut', 'its answer never reaches the client');
+  await admin.request('GET', `${ECHOS}/late-held`);
+  type Audited = AuditEvent & { auditID?: string };
+  const line = await eventually(
+    'the audit line of the delivered create',
+    () => (audit.writes(NS, 'faults-proxy-test/') as Audited[]).find((e) => e.verb === 'create' && e.objectRef.name === 'late-held'),
+    DEADLINE_MS,
+  );
+  assert.equal(line.auditID, auditID);
+  assert.equal(line.responseStatus?.code, 201);
+});
+
+test('late: slowDown holds the answers it picks, the server having applied the write', async (t) => {
+  const proxy = await proxyFor(t, 'r0');
+  const admin = restClient(t, controlPlane().state.kubeconfig);
+  proxy.late.slowDown((method) => method === 'POST', 5000, DEADLINE_MS);
+  let answered = false;
+  const { answer } = send(proxy, 'POST', ECHOS, echo('slow-answer'));
+  void answer.then(() => (answered = true));
+  await eventually('the server to have the Echo', () => admin.request('GET', `${ECHOS}/slow-answer`).then(() => true), DEADLINE_MS, 50);
+  assert.equal(answered, false, 'the server applied it; its answer is held');
+  assert.equal((await call(proxy, 'GET', `${ECHOS}/slow-answer`)).status, 200, 'a request it does not pick is answered at once');
+  assert.equal((await within('the held answer', answer, DEADLINE_MS)).status, 201);
+  assert.deepEqual(
+    proxy.late.slowAnswers.map((a) => [a.verb, a.status, a.heldMs]),
+    [['POST', 201, 5000]],
+  );
+});
+
+test('ambiguous: hideNext replaces the answers to committed writes it picks (503, or a reset), never a refusal', async (t) => {
+  const proxy = await proxyFor(t, 'r0');
+  const admin = restClient(t, controlPlane().state.kubeconfig);
+  assert.equal((await call(proxy, 'POST', ECHOS, echo('ambiguous-1'))).status, 201);
+  const creates = (method: string, path: string): boolean => method === 'POST' && path === ECHOS;
+  proxy.ambiguous.hideNext(creates, { skip: 0, count: 1, as: 503 });
+  assert.equal((await call(proxy, 'POST', ECHOS, echo('ambiguous-1'))).status, 409, 'a refused write committed nothing: passed on');
+  const hidden = await call(proxy, 'POST', ECHOS, echo('ambiguous-2'));
+  assert.equal(hidden.status, 503);
+  assert.equal(hidden.headers['retry-after'], '1');
+  await admin.request('GET', `${ECHOS}/ambiguous-2`);
+  proxy.ambiguous.hideNext(creates, { skip: 0, count: 1, as: 'reset' });
+  await assert.rejects(
+    within('the reset', send(proxy, 'POST', ECHOS, echo('ambiguous-3')).answer, DEADLINE_MS),
+    /socket hang up|ECONNRESET/,
+  );
+  await admin.request('GET', `${ECHOS}/ambiguous-3`);
+  assert.deepEqual(
+    proxy.ambiguous.hidden.map((h) => [h.verb, h.status, h.as]),
+    [
+      ['POST', 201, 503],
+      ['POST', 201, 'reset'],
+    ],
+  );
 });
