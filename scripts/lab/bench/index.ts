@@ -60,7 +60,7 @@ Benchmarks (default: all but fairness, latency, runtimes and faults, in this ord
                and a reconcile's latency unloaded and under the flood, the lease kept  (N: 800)
   runtimes     the bundle on each supported Node line: idle, backlog and fresh-process CPU and RSS,
                against the first line, to pick the image's Node                (N: 1000)
-  faults       the fault campaign (issue 35) on a private control plane: seeded schedules of six fault
+  faults       the fault campaign (issues 35, 42) on a private control plane: seeded schedules of fault
                classes against each program, judged by invariants from the audit log; writes
                docs/reliability.md and docs/reliability-timeline.svg (not docs/benchmarks.md)
 
@@ -89,7 +89,8 @@ Options:
   --programs LIST     faults: echoperator, controller-runtime-naive, controller-runtime-advised,
                       go-echoperator, mutant:<name> (default: the first three); several programs
                       play the same schedule ids, interleaved, on the workloads all of them handle
-  --classes LIST      faults: intermediate, stale, unobserved, restart, partition, overload (default all)
+  --classes LIST      faults: intermediate, stale, unobserved, restart, partition, overload, late,
+                      ambiguous, refusal (default all)
   --seed S            faults: the campaign's seed (default 1)
   --replay ID:SEED    faults: play that one schedule (as a violation prints it) and write no doc
   --mutants           faults: also score the mutants, each against the whole of its classes per seed
