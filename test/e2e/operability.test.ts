@@ -12,6 +12,7 @@ import { getEcho } from '../support/runs.js';
 import { metricSample, scrape } from '../support/http.js';
 import { controllerWork } from '../support/faults.js';
 import { apiProxy } from '../support/proxy.js';
+import { denyJobCreates, PROBE_JOB } from '../../scripts/testbed/admission.js';
 import { haReplicaEnv, installCrds, operatorCommand, startOperator, waitReady, type OperatorProcess } from '../support/operator.js';
 
 async function metrics(op: OperatorProcess): Promise<string> {
@@ -119,35 +120,11 @@ test('a failing loop makes a bounded number of Events and says why in status', a
 function denyJobs(t: { after(fn: () => unknown): void }, ns: string): void {
   const name = `deny-jobs-${ns}`;
   kubectlOk(['label', 'namespace', ns, `echoperator-test/deny-jobs=${ns}`]);
-  const policy = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicy',
-    metadata: { name },
-    spec: {
-      failurePolicy: 'Fail',
-      matchConstraints: { resourceRules: [{ apiGroups: ['batch'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['jobs'] }] },
-      validations: [{ expression: 'false', message: 'no new Jobs here' }],
-    },
-  };
-  const binding = {
-    apiVersion: 'admissionregistration.k8s.io/v1',
-    kind: 'ValidatingAdmissionPolicyBinding',
-    metadata: { name },
-    spec: {
-      policyName: name,
-      validationActions: ['Deny'],
-      matchResources: { namespaceSelector: { matchLabels: { 'echoperator-test/deny-jobs': ns } } },
-    },
-  };
+  const [policy, binding] = denyJobCreates(name, { 'echoperator-test/deny-jobs': ns }, 'no new Jobs here');
   t.after(() => kubectl(['delete', 'validatingadmissionpolicybinding,validatingadmissionpolicy', name, '--ignore-not-found']));
   kubectlOk(['apply', '-f', '-'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [policy, binding] }) });
   // The policy is enforced once the apiserver has loaded it: wait until a dry-run create is refused.
-  const probe = JSON.stringify({
-    apiVersion: 'batch/v1',
-    kind: 'Job',
-    metadata: { name: 'probe' },
-    spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } },
-  });
+  const probe = JSON.stringify(PROBE_JOB);
   const deadline = Date.now() + 20_000;
   while (kubectl(['create', '--dry-run=server', '-f', '-'], { namespace: ns, input: probe }).code === 0) {
     if (Date.now() > deadline) throw new Error('the admission policy was not enforced within 20 s');

@@ -17,6 +17,7 @@
  */
 import type { RestClient } from '../../../../src/kube/rest.js';
 import { errorCode, isNotFound } from '../../../../src/kube/errors.js';
+import { denyJobCreates, PROBE_JOB } from '../../../testbed/admission.js';
 import { eventually } from '../../../testbed/eventually.js';
 import { sleep } from '../../bench/log.js';
 import { ECHOS, type Echo } from '../../../../src/api/echo.js';
@@ -31,48 +32,18 @@ const jobs = (ns: string): string => `/apis/batch/v1/namespaces/${ns}/jobs`;
 /** How long the server may take to enforce a new refusal. */
 const IN_FORCE_TIMEOUT_MS = 15_000;
 
-/** The policy and its binding: Job creates in `namespace` are refused (422 Invalid, the default reason). */
 const policyName = (namespace: string): string => `faults-refuse-jobs-${namespace}`;
 
+/** The policy and its binding: Job creates in `namespace` are refused (422 Invalid, the default reason). */
 export function refusalPolicy(namespace: string): { policy: object; binding: object } {
-  const name = policyName(namespace);
-  return {
-    policy: {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicy',
-      metadata: { name },
-      spec: {
-        failurePolicy: 'Fail',
-        matchConstraints: {
-          resourceRules: [{ apiGroups: ['batch'], apiVersions: ['*'], operations: ['CREATE'], resources: ['jobs'] }],
-        },
-        validations: [{ expression: 'false', message: REFUSAL_MESSAGE }],
-      },
-    },
-    binding: {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name },
-      spec: {
-        policyName: name,
-        validationActions: ['Deny'],
-        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } },
-      },
-    },
-  };
+  const [policy, binding] = denyJobCreates(policyName(namespace), { 'kubernetes.io/metadata.name': namespace }, REFUSAL_MESSAGE);
+  return { policy, binding };
 }
 
+/** No Job may be added in the namespace (403, exceeded quota), once the quota controller has written its status. */
 export function refusalQuota(): object {
   return { apiVersion: 'v1', kind: 'ResourceQuota', metadata: { name: REFUSAL_QUOTA }, spec: { hard: { 'count/jobs.batch': '0' } } };
 }
-
-/** A Job the server would otherwise accept, for the dry-run probe. */
-const PROBE_JOB = {
-  apiVersion: 'batch/v1',
-  kind: 'Job',
-  metadata: { generateName: 'faults-refusal-probe-' },
-  spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'probe', image: 'busybox' }] } } },
-};
 
 const armed = new WeakMap<FaultContext, { inForceAt?: number; writesBefore: number[] }>();
 
