@@ -1,6 +1,6 @@
 /**
- * The fault campaign's deterministic sample (issue 35): fixed seeds, two schedules of each fault
- * class against our operator on a PRIVATE control plane (the restart class restarts its
+ * The fault campaign's deterministic sample (issue 35): fixed seeds, two schedules of each class
+ * in SAMPLE_CLASSES against our operator on a PRIVATE control plane (the restart class restarts its
  * kube-apiserver), judged by the campaign's invariants from the audit log and the final state;
  * and one mutant (our operator with a bug re-implanted) against schedules until one catches it,
  * so the sample proves it can fail. The full campaign is `npm run bench -- faults` (docs/reliability.md).
@@ -16,10 +16,16 @@ import { serveJobWatchesFromEtcd } from '../../scripts/lab/faults/runner/control
 import { programs } from '../../scripts/lab/faults/programs/programs.js';
 import { violationLines } from '../../scripts/lab/faults/report.js';
 import type { RunnerEnv } from '../../scripts/lab/faults/runner/runner.js';
-import { FAULT_CLASSES, makeSchedule, makeSchedules } from '../../scripts/lab/faults/schedules.js';
+import { makeSchedule, makeSchedules, type FaultClass } from '../../scripts/lab/faults/schedules.js';
 
 const SEED = 35;
 const PER_CLASS = 2;
+/**
+ * The classes the sample plays, named rather than all of FAULT_CLASSES, so that a class added to
+ * the campaign does not lengthen `npm test` unasked: late and refusal schedules take 7-15 s each
+ * and stay in the campaign (ambiguous adds about 6 s).
+ */
+const SAMPLE_CLASSES: readonly FaultClass[] = ['intermediate', 'stale', 'unobserved', 'restart', 'partition', 'overload', 'ambiguous'];
 /**
  * A mutant and schedules of the campaign of SEED, played in turn until one catches it: whether a
  * given schedule does depends on timing (which reconcile the kill or the takeover interrupts), so
@@ -49,16 +55,16 @@ after(async () => {
 const report = (runs: Awaited<ReturnType<typeof playAll>>): string =>
   runs.flatMap((r) => (r.error ? [`${r.schedule.id}: NOT JUDGED: ${r.error}`] : violationLines(r))).join('\n');
 
-test(`ours: ${PER_CLASS} schedules of each fault class (seed ${SEED}), zero violations`, async () => {
+test(`ours: ${PER_CLASS} schedules of each class in the sample (seed ${SEED}), zero violations`, async () => {
   const ours = env!.programs.get('echoperator')!;
   const schedules = makeSchedules({
     seed: SEED,
-    classes: FAULT_CLASSES,
+    classes: SAMPLE_CLASSES,
     programs: [ours],
-    count: FAULT_CLASSES.length * PER_CLASS,
+    count: SAMPLE_CLASSES.length * PER_CLASS,
     writeCounts: await countWrites(env!, [ours]),
   });
-  for (const c of FAULT_CLASSES) assert.equal(schedules.filter((s) => s.class === c).length, PER_CLASS, c);
+  for (const c of SAMPLE_CLASSES) assert.equal(schedules.filter((s) => s.class === c).length, PER_CLASS, c);
   const runs = await playAll(schedules, env!);
   assert.equal(runs.length, schedules.length);
   const failed = runs.filter((r) => r.error || r.violations.length);
