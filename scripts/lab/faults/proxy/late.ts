@@ -8,7 +8,8 @@
  *  - slowAnswers: until a deadline, the answers to requests a predicate selects are passed on
  *    `holdMs` after the server gave them (proxy/exchange.ts AnswerFate).
  *
- * Guarantees: a held request is forwarded once at most; close() destroys a held request's
+ * Guarantees: a held request is forwarded once at most; deliver() settles (status 0 when the
+ * server did not answer within DELIVERY_TIMEOUT_MS); close() destroys a held request's
  * connection and forgets it, so nothing of it outlives the proxy.
  */
 import { randomUUID } from 'node:crypto';
@@ -18,6 +19,9 @@ import type { AnswerFate } from './exchange.js';
 import type { Upstream } from './upstream.js';
 
 export type RequestPick = (method: string, path: string) => boolean;
+
+/** How long a delivered write may wait for the server's answer. */
+const DELIVERY_TIMEOUT_MS = 30_000;
 
 /** A write the proxy holds. */
 export interface HeldWrite {
@@ -73,6 +77,8 @@ export class LateWrites {
     const received = new Promise<void>((resolve) => {
       req.on('data', (c: Buffer) => body.push(c));
       req.on('end', resolve);
+      // A replica killed mid-body: what came is what is delivered (an incomplete body the server refuses).
+      req.on('close', resolve);
       req.on('error', resolve);
     });
     this.heldResponses.add(res);
@@ -122,6 +128,8 @@ export class LateWrites {
         done(answer.statusCode ?? 0);
       });
       up.on('error', () => done(0));
+      // An API server that never answers (restarting) must not hold the schedule: 0, as a failed connection.
+      up.setTimeout(DELIVERY_TIMEOUT_MS, () => up.destroy());
       up.end(body);
     });
   }
