@@ -50,8 +50,10 @@ export interface FaultProxy {
   delayWatches(ms: number, match?: RegExp): void;
   /** Drop the next `count` watch events that `pick` selects (parsed event {type, object}). */
   dropWatchEvents(count: number, pick?: (e: WatchEvent) => boolean): void;
-  /** Merge: hold MODIFIED events per object for `ms`, passing only the last one of each object. */
-  mergeWatchEvents(ms: number): void;
+  /** Merge: hold MODIFIED events per object for `ms`, passing only the last one of each object (of matching watches). */
+  mergeWatchEvents(ms: number, match?: RegExp): void;
+  /** Calls `cb` with every watch event as it is passed on to the replica (undefined: no more). */
+  onWatchEvent(cb: ((path: string, event: WatchEvent) => void) | undefined): void;
   /** End every open watch with an ERROR event of code 410 (Expired) as the server would, and answer
    *  the next `nextWatches` watch requests with 410 too: forces the client to re-list. */
   expireWatches(nextWatches?: number): void;
@@ -204,8 +206,12 @@ export async function startFaultProxy(opts: {
       faults.dropCount = count;
       faults.dropPick = pick ?? isObjectEvent;
     },
-    mergeWatchEvents: (ms) => {
+    mergeWatchEvents: (ms, match) => {
       faults.mergeMs = ms;
+      faults.mergeMatch = match;
+    },
+    onWatchEvent: (cb) => {
+      faults.delivered = cb;
     },
     expireWatches: (nextWatches = 0) => {
       expireNext = nextWatches;

@@ -25,7 +25,7 @@ export interface LeaseRenewal {
 /** A watch line, parsed: what the watch faults pick events by. */
 export interface WatchEvent {
   type: string;
-  object: { kind?: string; metadata?: { name?: string; namespace?: string; resourceVersion?: string } };
+  object: { kind?: string; metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string } };
 }
 
 /**

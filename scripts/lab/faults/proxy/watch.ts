@@ -27,11 +27,19 @@ export class WatchFaults {
   dropCount = 0;
   dropPick: (e: WatchEvent) => boolean = isObjectEvent;
   mergeMs = 0;
+  /** Which watches merge, by request path (no query); all when absent. */
+  mergeMatch: RegExp | undefined;
+  /** Hears of every event as it is passed on to the client (what the replica's cache gets, and when). */
+  delivered: ((path: string, event: WatchEvent) => void) | undefined;
   /** What the faults did so far, over every watch of the proxy (and the proxy's own refusals). */
   readonly effects: ProxyEffects = noEffects();
 
   delayFor(path: string): number {
     return this.delayMs > 0 && (!this.delayMatch || this.delayMatch.test(path)) ? this.delayMs : 0;
+  }
+
+  mergeFor(path: string): number {
+    return this.mergeMs > 0 && (!this.mergeMatch || this.mergeMatch.test(path)) ? this.mergeMs : 0;
   }
 
   /** Whether to drop this event (counted against dropCount when so). */
@@ -138,12 +146,13 @@ export class WatchStream {
 
   private arrive(line: string): void {
     if (isExpiredLine(line)) this.faults.effects.expiredByServer++;
-    const needsEvent = this.faults.dropCount > 0 || this.faults.mergeMs > 0 || this.held.size > 0;
+    const mergeMs = this.faults.mergeFor(this.path);
+    const needsEvent = this.faults.dropCount > 0 || mergeMs > 0 || this.held.size > 0;
     const event = needsEvent ? parse(line) : undefined;
     if (this.faults.takeDrop(event)) return;
     const key = objectKey(event);
     const heldNow = key === undefined ? undefined : this.held.get(key);
-    if (event?.type === 'MODIFIED' && key !== undefined && (heldNow || this.faults.mergeMs > 0)) {
+    if (event?.type === 'MODIFIED' && key !== undefined && (heldNow || mergeMs > 0)) {
       if (heldNow) {
         heldNow.line = line;
         this.faults.effects.eventsMerged++;
@@ -153,7 +162,7 @@ export class WatchStream {
           timer: setTimeout(() => {
             this.unhold(key);
             this.pump();
-          }, this.faults.mergeMs),
+          }, mergeMs),
         });
       return;
     }
@@ -187,7 +196,12 @@ export class WatchStream {
   private pump(): void {
     if (this.stopped || this.timer) return;
     const now = performance.now();
-    while (this.queue.length && this.queue[0]!.due <= now + TIMER_SLACK_MS) this.sink.write(`${this.queue.shift()!.line}\n`);
+    while (this.queue.length && this.queue[0]!.due <= now + TIMER_SLACK_MS) {
+      const line = this.queue.shift()!.line;
+      this.sink.write(`${line}\n`);
+      const event = this.faults.delivered && parse(line);
+      if (event) this.faults.delivered!(this.path, event);
+    }
     const next = this.queue[0];
     if (next) {
       this.timer = setTimeout(() => {
