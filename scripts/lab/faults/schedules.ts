@@ -17,6 +17,8 @@ import { ambiguousFaults, type AmbiguousFaults } from './classes/ambiguous.js';
 import { lateFaults, type LateFaults } from './classes/late.js';
 import { refusalFaults, type RefusalFaults } from './classes/refusal.js';
 import { deriveSeed, intBetween, mulberry32, pick } from './random.js';
+import { recreateFaults, type RecreateFaults } from './classes/recreate.js';
+import { ttlFaults, type TtlFaults } from './classes/ttl.js';
 
 export type { FaultClass };
 export const FAULT_CLASSES: readonly FaultClass[] = [
@@ -29,11 +31,16 @@ export const FAULT_CLASSES: readonly FaultClass[] = [
   'late',
   'ambiguous',
   'refusal',
+  'recreate',
+  'ttl',
 ];
 /** Classes that need two replicas contending for a Lease. */
-export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition', 'late'];
-/** Classes whose faults aim at Echo runs (Job creates, Echo status): they use the workloads with Echos. */
-const ECHO_CLASSES: readonly FaultClass[] = ['late', 'ambiguous', 'refusal'];
+export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition', 'late', 'recreate'];
+/**
+ * Classes that use only the workloads with Echos: their faults aim at Echo runs (Job creates, Echo
+ * status), or act on an Echo of their own (classes/).
+ */
+export const ECHO_CLASSES: readonly FaultClass[] = ['late', 'ambiguous', 'refusal', 'recreate', 'ttl'];
 
 export type Kind = 'Echo' | 'ScheduledEcho';
 export const WORKLOADS = {
@@ -110,7 +117,9 @@ export type Faults =
   | { class: 'overload'; status: 429 | 503; retryAfterS: number; atMs: number; ms: number; fraction: number }
   | LateFaults
   | AmbiguousFaults
-  | RefusalFaults;
+  | RefusalFaults
+  | RecreateFaults
+  | TtlFaults;
 
 export interface Schedule {
   id: string;
@@ -348,5 +357,9 @@ function faultsFor(cls: FaultClass, workload: WorkloadName, n: number, random: (
       return ambiguousFaults(random);
     case 'refusal':
       return refusalFaults(random);
+    case 'recreate':
+      return recreateFaults(random, program);
+    case 'ttl':
+      return ttlFaults(random);
   }
 }

@@ -23,6 +23,7 @@ import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../../../src/api/schedul
 import { CRONJOBS, JOBS, loadKubeConfig, resourcePath, RestClient, type ResourceType } from '../../../../src/kube/index.js';
 import { readAuditWithObjects, type AuditRecordWithObjects } from './audit.js';
 import { echoGenerations, jobRuns, oneJobPerGeneration } from './generations.js';
+import type { RemovedJob } from './removed-job.js';
 import { echoViolations, scheduledEchoViolations } from './state.js';
 import { writesOutsideTerm } from './terms.js';
 import { iso, type FinalState, type Violation } from './types.js';
@@ -43,6 +44,8 @@ export interface Trace {
   adminKubeconfig: string;
   /** Audit IDs of writes a fault proxy held and delivered late (the late class): not the replica's writes outside a term. */
   deliveredLate?: string[];
+  /** Jobs the harness removed once they completed (the ttl class): judge/removed-job.ts. */
+  removedJobs?: RemovedJob[];
 }
 
 /** The invariants on the final state: they may hold only some time after the workload's end. */
@@ -50,7 +53,7 @@ const CONVERGING = new Set<Violation['invariant']>(['job-when-done', 'status-con
 const POLL_MS = 500;
 
 export interface JudgeInput {
-  trace: Pick<Trace, 'namespace' | 'lease' | 'exits' | 'deliveredLate'>;
+  trace: Pick<Trace, 'namespace' | 'lease' | 'exits' | 'deliveredLate' | 'removedJobs'>;
   /** The audit log from the schedule's start (readAuditWithObjects). */
   records: readonly AuditRecordWithObjects[];
   state: FinalState;
@@ -62,7 +65,7 @@ export function judge({ trace, records, state }: JudgeInput): Violation[] {
   const generations = echoGenerations(inNamespace, state.echos);
   return [
     ...oneJobPerGeneration(jobRuns(inNamespace, state.jobs, generations), generations),
-    ...echoViolations(state),
+    ...echoViolations(state, trace.removedJobs),
     ...scheduledEchoViolations(state),
     ...(trace.lease ? writesOutsideTerm(records, trace.lease, trace.namespace, trace.deliveredLate) : []),
     ...trace.exits

@@ -20,6 +20,7 @@ import type { ScheduledEcho } from '../../../../src/api/scheduledecho.js';
 import type { Condition } from '../../../../src/kube/object.js';
 import { quote } from './generations.js';
 import { controllerOf, renderedMessage } from './pod.js';
+import { removedRunOf, removedRunStatusWrong, type RemovedJob } from './removed-job.js';
 import { nameOf, type FinalState, type Violation } from './types.js';
 
 const UTC_ZONES = new Set([undefined, '', 'UTC', 'Etc/UTC']);
@@ -44,12 +45,19 @@ function readyOf(conditions: readonly Condition[] | undefined): string | undefin
   return conditions?.find((c) => c.type === 'Ready')?.status;
 }
 
-export function echoViolations(state: FinalState): Violation[] {
+/** `removed`: Jobs the harness removed after they completed (the ttl class; judge/removed-job.ts). */
+export function echoViolations(state: FinalState, removed: readonly RemovedJob[] = []): Violation[] {
   const violations: Violation[] = [];
   const jobs = alive(state.jobs);
   for (const echo of alive(state.echos)) {
     const owned = controlledBy(jobs, echo.metadata.uid);
     const current = owned.filter((j) => renderedMessage(j.spec?.template?.spec) === echo.spec.message);
+    const gone = current.length === 0 ? removedRunOf(echo, removed) : undefined;
+    if (gone) {
+      const wrong = removedRunStatusWrong(echo, gone);
+      if (wrong) violations.push({ invariant: 'status-converges', detail: wrong });
+      continue;
+    }
     if (current.length !== 1) {
       violations.push({
         invariant: 'job-when-done',

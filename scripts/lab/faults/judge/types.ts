@@ -14,7 +14,10 @@ export interface Violation {
     | 'cronjob-matches-spec'
     | 'status-converges'
     | 'write-outside-term'
-    | 'unexpected-exit';
+    | 'unexpected-exit'
+    /** The recreate class (classes/recreate.ts). */
+    | 'job-after-delete'
+    | 'old-job-taken';
   detail: string;
 }
 

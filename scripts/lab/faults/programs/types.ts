@@ -4,7 +4,8 @@
  * The interface of the campaign's contract; programs.ts makes the programs.
  */
 
-export type FaultClass = 'intermediate' | 'stale' | 'unobserved' | 'restart' | 'partition' | 'overload' | 'late' | 'ambiguous' | 'refusal';
+export type FaultClass =
+  'intermediate' | 'stale' | 'unobserved' | 'restart' | 'partition' | 'overload' | 'late' | 'ambiguous' | 'refusal' | 'recreate' | 'ttl';
 
 /** One running replica of a program. */
 export interface ProgramProcess {

@@ -11,6 +11,8 @@ import type { FaultClass } from '../schedules.js';
 import { ambiguousHadEffect, ambiguousSummary, type AmbiguousEffects } from '../classes/ambiguous.js';
 import { lateHadEffect, lateSummary, type LateEffects } from '../classes/late.js';
 import { refusalHadEffect, refusalSummary, type RefusalEffects } from '../classes/refusal.js';
+import { recreateHadEffect, recreateSummary, type RecreateEffect } from '../classes/recreate.js';
+import { ttlHadEffect, ttlSummary, type TtlEffect } from '../classes/ttl.js';
 
 export interface KilledAfter {
   /** The k of the counted write. */
@@ -40,6 +42,8 @@ export interface ScheduleEffects extends ProxyEffects {
   late?: LateEffects;
   ambiguous?: AmbiguousEffects;
   refusal?: RefusalEffects;
+  recreate?: RecreateEffect;
+  ttl?: TtlEffect;
 }
 
 export function sumEffects(parts: readonly ProxyEffects[]): ProxyEffects {
@@ -105,6 +109,10 @@ export function hadEffect(c: FaultClass, e: ScheduleEffects): boolean {
       return ambiguousHadEffect(e.ambiguous);
     case 'refusal':
       return refusalHadEffect(e.refusal);
+    case 'recreate':
+      return recreateHadEffect(e.recreate);
+    case 'ttl':
+      return ttlHadEffect(e.ttl);
   }
 }
 
@@ -133,5 +141,7 @@ export function effectSummary(e: ScheduleEffects): string {
       `took over ${e.takeover.behindEvents} event(s) behind (oldest ${e.takeover.behindMs} ms), ${e.takeover.delayedWhileLeading} delayed while leading`,
     );
   for (const line of [lateSummary(e.late), ambiguousSummary(e.ambiguous), refusalSummary(e.refusal)]) if (line) parts.push(line);
+  if (e.recreate) parts.push(recreateSummary(e.recreate));
+  if (e.ttl) parts.push(ttlSummary(e.ttl));
   return parts.join(', ') || 'no effect';
 }

@@ -21,6 +21,8 @@
  *  - overload: every replica's proxy refuses a fraction of requests with 429 or 503 and
  *    Retry-After, for the storm's length.
  *  - late, ambiguous, refusal: runner/late.ts, runner/ambiguous.ts, runner/refusal.ts.
+ *  - recreate, ttl: classes/recreate.ts and classes/ttl.ts (an Echo of their own re-created
+ *    across a failover; a finished run's Job removed before the replica saw it finish).
  *
  * Guarantees: play() resolves when every fault has ended (a silence restored, a storm over, the
  * API server ready again); a fault whose target is gone (a replica that already exited) is
@@ -44,6 +46,10 @@ import { killedAfter, type ScheduleEffects } from './effects.js';
 import { armAmbiguous } from './ambiguous.js';
 import { armLate, playLate } from './late.js';
 import { armRefusal, playRefusal } from './refusal.js';
+import { ECHO_WATCHES, playRecreate, recreateViolations } from '../classes/recreate.js';
+import { playTtl } from '../classes/ttl.js';
+import type { AuditRecordWithObjects } from '../judge/audit.js';
+import type { FinalState, Violation } from '../judge/types.js';
 
 /** The watches whose events the stale class holds back: the objects, not the Lease; or the Echos alone. */
 const LAGGING_WATCHES = { objects: /\/(echos|scheduledechos|jobs|cronjobs)$/, echos: /\/echos$/ } as const;
@@ -69,6 +75,7 @@ export interface FaultContext {
 
 /** Arms what must be in place before the standby (r1) starts. */
 export function prepareStandby(faults: Faults): ((proxy: FaultProxy) => void) | undefined {
+  if (faults.class === 'recreate') return (proxy) => proxy.delayWatches(faults.watchDelayMs, ECHO_WATCHES);
   if (faults.class !== 'stale') return undefined;
   return (proxy) => proxy.delayWatches(faults.watchDelayMs, LAGGING_WATCHES[faults.lagging]);
 }
@@ -201,7 +208,17 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
       return; // armed before the workload
     case 'refusal':
       return playRefusal(ctx, t0);
+    case 'recreate':
+      return playRecreate(ctx, f);
+    case 'ttl':
+      return playTtl(ctx, f);
   }
+}
+
+/** The oracles of a class beyond the judge's rules, on the schedule's audit records and final state. */
+export function classViolations(ctx: FaultContext, records: readonly AuditRecordWithObjects[], state: FinalState): Violation[] {
+  const inNamespace = records.filter((r) => r.namespace === ctx.namespace);
+  return ctx.effects.recreate ? recreateViolations(inNamespace, ctx.effects.recreate, state) : [];
 }
 
 /** Whether the program finished a run of some Echo (workloads.ts's finishedJobOf). */

@@ -24,10 +24,12 @@ import { join } from 'node:path';
 import { auditOffset, readAudit } from '../judge/audit.js';
 import { checkInvariants, readFinalState, type Trace, type Violation } from '../judge/invariants.js';
 import { echoViolations, scheduledEchoViolations } from '../judge/state.js';
+import type { RemovedJob } from '../judge/removed-job.js';
 import { leaseTerms } from '../judge/terms.js';
 import { startKubeletStandIn } from './kubelet.js';
 import { LEASE_NAME, type Program } from '../programs/programs.js';
-import { armBeforeWorkload, play, prepareStandby, type FaultContext } from './faults.js';
+import { armBeforeWorkload, classViolations, play, prepareStandby, type FaultContext } from './faults.js';
+import { readAuditWithObjects } from '../judge/audit.js';
 import { ReplicaSet } from './replicas.js';
 import { sumEffects, type ScheduleEffects } from './effects.js';
 import { CAMPAIGN_RESYNC_S, HA_CLASSES, type Faults, type Schedule, type WorkloadName } from '../schedules.js';
@@ -151,7 +153,8 @@ async function play1(
     if (faultFailure) throw faultFailure.err;
     const workloadEnd = result.lastWriteAt;
     const boundMs = Date.now() - workloadEnd + CONVERGENCE_BOUND_MS;
-    await quiescence(env, ns, replicas, Date.now() + CONVERGENCE_BOUND_MS);
+    const removedJobs = seen.ttl ? [seen.ttl] : [];
+    await quiescence(env, ns, replicas, Date.now() + CONVERGENCE_BOUND_MS, removedJobs);
     const effects: ScheduleEffects = { ...sumEffects(replicas.all.map((r) => r.proxy.effects())), ...seen };
     const trace: Trace = {
       program: programName,
@@ -164,6 +167,7 @@ async function play1(
       convergenceBoundMs: boundMs,
       adminKubeconfig: env.bench.kubeconfig,
       deliveredLate: deliveredLate(seen.late),
+      removedJobs,
     };
     const violations = [
       ...result.lateGates.map((g) => ({
@@ -172,6 +176,7 @@ async function play1(
       })),
       ...(await checkInvariants(trace)),
       ...refusalViolations(seen.refusal),
+      ...(ctx ? classViolations(ctx, readAuditWithObjects(audit, auditFrom), await readFinalState(env.bench.rest, ns)) : []),
     ];
     const startupExits = trace.exits.filter((e) => e.startup).length;
     return { trace, violations, timeline, writes: replicas.writeCount(), durationMs: Date.now() - started, notes, effects, startupExits };
@@ -187,7 +192,7 @@ async function play1(
  * Quiescence: the final state satisfies the judge's state rules, and no replica wrote over two
  * consecutive polls; or the deadline passed (the judge then says what did not converge).
  */
-async function quiescence(env: RunnerEnv, ns: string, replicas: ReplicaSet, deadline: number): Promise<void> {
+async function quiescence(env: RunnerEnv, ns: string, replicas: ReplicaSet, deadline: number, removed: RemovedJob[]): Promise<void> {
   let lastWrites = -1;
   let calm = 0;
   while (Date.now() < deadline) {
@@ -195,7 +200,7 @@ async function quiescence(env: RunnerEnv, ns: string, replicas: ReplicaSet, dead
     let settled = false;
     try {
       const state = await readFinalState(env.bench.rest, ns);
-      settled = echoViolations(state).length === 0 && scheduledEchoViolations(state).length === 0;
+      settled = echoViolations(state, removed).length === 0 && scheduledEchoViolations(state).length === 0;
     } catch {
       settled = false; // the API server restarting: not yet
     }
