@@ -19,6 +19,7 @@ import { refusalFaults, type RefusalFaults } from './classes/refusal.js';
 import { deriveSeed, intBetween, mulberry32, pick } from './random.js';
 import { recreateFaults, type RecreateFaults } from './classes/recreate.js';
 import { ttlFaults, type TtlFaults } from './classes/ttl.js';
+import { staleApiserverFaults, type StaleApiserverFaults } from './classes/stale-apiserver.js';
 
 export type { FaultClass };
 export const FAULT_CLASSES: readonly FaultClass[] = [
@@ -33,9 +34,10 @@ export const FAULT_CLASSES: readonly FaultClass[] = [
   'refusal',
   'recreate',
   'ttl',
+  'stale-apiserver',
 ];
 /** Classes that need two replicas contending for a Lease. */
-export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition', 'late', 'recreate'];
+export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition', 'late', 'recreate', 'stale-apiserver'];
 /**
  * Classes that use only the workloads with Echos: their faults aim at Echo runs (Job creates, Echo
  * status), or act on an Echo of their own (classes/).
@@ -119,7 +121,8 @@ export type Faults =
   | AmbiguousFaults
   | RefusalFaults
   | RecreateFaults
-  | TtlFaults;
+  | TtlFaults
+  | StaleApiserverFaults;
 
 export interface Schedule {
   id: string;
@@ -270,7 +273,7 @@ export function scheduleFromSeed(id: string, seed: number, program: ProgramTrait
 }
 
 export function parseId(id: string): { cls: FaultClass; workload: WorkloadName; n: number } {
-  const m = /^([a-z]+)\.([a-z-]+)\.(\d+)$/.exec(id);
+  const m = /^([a-z-]+)\.([a-z-]+)\.(\d+)$/.exec(id);
   const cls = m?.[1] as FaultClass | undefined;
   const workload = m?.[2] as WorkloadName | undefined;
   if (!m || !cls || !FAULT_CLASSES.includes(cls) || !workload || !WORKLOAD_NAMES.includes(workload))
@@ -361,5 +364,7 @@ function faultsFor(cls: FaultClass, workload: WorkloadName, n: number, random: (
       return recreateFaults(random, program);
     case 'ttl':
       return ttlFaults(random);
+    case 'stale-apiserver':
+      return staleApiserverFaults(random);
   }
 }

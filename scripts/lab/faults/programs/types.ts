@@ -5,7 +5,18 @@
  */
 
 export type FaultClass =
-  'intermediate' | 'stale' | 'unobserved' | 'restart' | 'partition' | 'overload' | 'late' | 'ambiguous' | 'refusal' | 'recreate' | 'ttl';
+  | 'intermediate'
+  | 'stale'
+  | 'unobserved'
+  | 'restart'
+  | 'partition'
+  | 'overload'
+  | 'late'
+  | 'ambiguous'
+  | 'refusal'
+  | 'recreate'
+  | 'ttl'
+  | 'stale-apiserver';
 
 /** One running replica of a program. */
 export interface ProgramProcess {

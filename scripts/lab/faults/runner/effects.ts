@@ -13,6 +13,7 @@ import { lateHadEffect, lateSummary, type LateEffects } from '../classes/late.js
 import { refusalHadEffect, refusalSummary, type RefusalEffects } from '../classes/refusal.js';
 import { recreateHadEffect, recreateSummary, type RecreateEffect } from '../classes/recreate.js';
 import { ttlHadEffect, ttlSummary, type TtlEffect } from '../classes/ttl.js';
+import { staleApiserverHadEffect, staleApiserverSummary, type StaleApiserverEffect } from '../classes/stale-apiserver.js';
 
 export interface KilledAfter {
   /** The k of the counted write. */
@@ -34,7 +35,8 @@ export interface Takeover {
   delayedWhileLeading: number;
 }
 
-export interface ScheduleEffects extends ProxyEffects {
+/** What the faults did that only the runner sees (the proxies count the rest). */
+export interface RunnerEffects {
   killedAfter?: KilledAfter;
   takeover?: Takeover;
   /** The replicas running when kube-apiserver was killed: every connection they had died. */
@@ -44,7 +46,10 @@ export interface ScheduleEffects extends ProxyEffects {
   refusal?: RefusalEffects;
   recreate?: RecreateEffect;
   ttl?: TtlEffect;
+  staleApiserver?: StaleApiserverEffect;
 }
+
+export interface ScheduleEffects extends ProxyEffects, RunnerEffects {}
 
 export function sumEffects(parts: readonly ProxyEffects[]): ProxyEffects {
   const out = noEffects();
@@ -113,6 +118,8 @@ export function hadEffect(c: FaultClass, e: ScheduleEffects): boolean {
       return recreateHadEffect(e.recreate);
     case 'ttl':
       return ttlHadEffect(e.ttl);
+    case 'stale-apiserver':
+      return staleApiserverHadEffect(e.staleApiserver);
   }
 }
 
@@ -143,5 +150,6 @@ export function effectSummary(e: ScheduleEffects): string {
   for (const line of [lateSummary(e.late), ambiguousSummary(e.ambiguous), refusalSummary(e.refusal)]) if (line) parts.push(line);
   if (e.recreate) parts.push(recreateSummary(e.recreate));
   if (e.ttl) parts.push(ttlSummary(e.ttl));
+  if (e.staleApiserver) parts.push(staleApiserverSummary(e.staleApiserver));
   return parts.join(', ') || 'no effect';
 }

@@ -38,16 +38,18 @@ import { sleep } from '../../bench/log.js';
 import { deriveSeed, mulberry32 } from '../random.js';
 import { compactEtcd } from './controlplane.js';
 import type { Replica, ReplicaSet } from './replicas.js';
-import type { FaultProxy, ProxyEffects } from '../proxy/proxy.js';
+import type { FaultProxy } from '../proxy/proxy.js';
 import type { Faults } from '../schedules.js';
 import type { TimelineEvent } from '../timeline.js';
 import { finishedJobOf } from '../workloads.js';
-import { killedAfter, type ScheduleEffects } from './effects.js';
+import { killedAfter, type RunnerEffects } from './effects.js';
 import { armAmbiguous } from './ambiguous.js';
 import { armLate, playLate } from './late.js';
 import { armRefusal, playRefusal } from './refusal.js';
 import { ECHO_WATCHES, playRecreate, recreateViolations } from '../classes/recreate.js';
 import { playTtl } from '../classes/ttl.js';
+import { playStaleApiserver } from '../classes/stale-apiserver.js';
+import type { SecondApiserver } from './second-apiserver.js';
 import type { AuditRecordWithObjects } from '../judge/audit.js';
 import type { FinalState, Violation } from '../judge/types.js';
 
@@ -70,7 +72,9 @@ export interface FaultContext {
   timeline: TimelineEvent[];
   notes: string[];
   /** What the faults did that only the runner sees (the proxies count the rest). */
-  effects: Omit<ScheduleEffects, keyof ProxyEffects>;
+  effects: RunnerEffects;
+  /** The stale-apiserver class's second kube-apiserver, which the standby reaches. */
+  secondApiserver?: SecondApiserver;
 }
 
 /** Arms what must be in place before the standby (r1) starts. */
@@ -212,6 +216,9 @@ export async function play(ctx: FaultContext, t0: number): Promise<void> {
       return playRecreate(ctx, f);
     case 'ttl':
       return playTtl(ctx, f);
+    case 'stale-apiserver':
+      if (!ctx.secondApiserver) throw new Error('the stale-apiserver class needs its second kube-apiserver started first');
+      return playStaleApiserver(ctx, f, ctx.secondApiserver, t0);
   }
 }
 

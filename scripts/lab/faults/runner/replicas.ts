@@ -58,10 +58,14 @@ export class ReplicaSet {
 
   constructor(private readonly o: ReplicaSetOptions) {}
 
-  /** Starts the next replica; `prepare` may arm its proxy's faults before the process starts. */
-  async start(prepare?: (proxy: FaultProxy) => void): Promise<Replica> {
+  /**
+   * Starts the next replica; `prepare` may arm its proxy's faults before the process starts;
+   * `upstream`, an admin kubeconfig of another API server for its proxy to reach.
+   */
+  async start(prepare?: (proxy: FaultProxy) => void, upstream?: string): Promise<Replica> {
     const name = `r${this.all.length}`;
-    const proxy = await startFaultProxy({ adminKubeconfig: this.o.adminKubeconfig, replica: name, impersonate: this.o.impersonate });
+    const adminKubeconfig = upstream ?? this.o.adminKubeconfig;
+    const proxy = await startFaultProxy({ adminKubeconfig, replica: name, impersonate: this.o.impersonate });
     prepare?.(proxy);
     const proc = await this.o.program.start({
       kubeconfig: proxy.kubeconfig,
@@ -96,8 +100,8 @@ export class ReplicaSet {
     return replica;
   }
 
-  async startReady(prepare?: (proxy: FaultProxy) => void): Promise<Replica> {
-    const r = await this.start(prepare);
+  async startReady(prepare?: (proxy: FaultProxy) => void, upstream?: string): Promise<Replica> {
+    const r = await this.start(prepare, upstream);
     await this.o.program.ready(r.proc);
     await this.readiness.get(r);
     return r;

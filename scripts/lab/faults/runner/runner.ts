@@ -30,6 +30,8 @@ import { startKubeletStandIn } from './kubelet.js';
 import { LEASE_NAME, type Program } from '../programs/programs.js';
 import { armBeforeWorkload, classViolations, play, prepareStandby, type FaultContext } from './faults.js';
 import { readAuditWithObjects } from '../judge/audit.js';
+import { prepareStaleApiserver } from '../classes/stale-apiserver.js';
+import type { SecondApiserver } from './second-apiserver.js';
 import { ReplicaSet } from './replicas.js';
 import { sumEffects, type ScheduleEffects } from './effects.js';
 import { CAMPAIGN_RESYNC_S, HA_CLASSES, type Faults, type Schedule, type WorkloadName } from '../schedules.js';
@@ -115,12 +117,14 @@ async function play1(
   });
   const lease: Trace['lease'] =
     program.leaderElection && program.lease ? { namespace: ns, name: LEASE_NAME, durationS: program.lease.durationS } : undefined;
+  let second: SecondApiserver | undefined;
   try {
     const ha = faults !== undefined && HA_CLASSES.includes(faults.class);
+    if (faults?.class === 'stale-apiserver') second = await prepareStaleApiserver(env.state, env.log);
     const first = await replicas.startReady();
     if (ha) {
       if (!(await replicas.holdsLease(first, 30_000))) notes.push(`${first.name} did not take the Lease in 30 s`);
-      await replicas.startReady(prepareStandby(faults));
+      await replicas.startReady(prepareStandby(faults), second?.kubeconfig);
     }
     const ctx: FaultContext | undefined = faults && {
       faults,
@@ -133,6 +137,7 @@ async function play1(
       timeline,
       notes,
       effects: seen,
+      ...(second ? { secondApiserver: second } : {}),
     };
     if (ctx) await armBeforeWorkload(ctx, first);
     let faultsDone: Promise<unknown> = Promise.resolve();
@@ -182,6 +187,7 @@ async function play1(
     return { trace, violations, timeline, writes: replicas.writeCount(), durationMs: Date.now() - started, notes, effects, startupExits };
   } finally {
     await replicas.stopAll();
+    await second?.stop();
     await kubelet.stop();
     finishTimeline(timeline, replicas, audit, auditFrom, lease);
     void deleteNamespace(env.bench, ns, { wait: false }).catch((err: unknown) => env.log(`deleting ${ns}: ${String(err)}`));
