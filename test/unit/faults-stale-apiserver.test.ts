@@ -1,6 +1,7 @@
 /**
  * The stale-apiserver class's pure parts: its schedules (an HA class on every workload, a hyphen
- * in its id, replayable from <id>:<seed>), how two listings are compared, and its effect.
+ * in its id, replayable from <id>:<seed>), which requests go to the lagging server, how two
+ * listings are compared, and its effect.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -8,6 +9,7 @@ import {
   differing,
   STALE_APISERVER_LAGS_MS,
   staleApiserverHadEffect,
+  standbyUpstream,
   type StaleApiserverEffect,
 } from '../../scripts/lab/faults/classes/stale-apiserver.js';
 import { noEffects } from '../../scripts/lab/faults/proxy/types.js';
@@ -30,13 +32,26 @@ describe('stale-apiserver schedules', () => {
       assert.deepEqual(parseReplay(`${x.id}:${x.seed}`), { id: x.id, seed: x.seed });
       assert.deepEqual(scheduleFromSeed(x.id, x.seed, ours), x);
       if (x.faults.class !== 'stale-apiserver') assert.fail(x.id);
-      assert.ok((STALE_APISERVER_LAGS_MS as readonly number[]).includes(x.faults.lagMs));
+      assert.ok((STALE_APISERVER_LAGS_MS[x.faults.reads] as readonly number[]).includes(x.faults.lagMs), x.id);
       assert.ok(x.faults.killLeaderAtMs >= 500 && x.faults.killLeaderAtMs <= 2500);
     }
+    assert.deepEqual(new Set(all.map((x) => (x.faults.class === 'stale-apiserver' ? x.faults.reads : ''))), new Set(['all', 'echos']));
     assert.equal(
       makeSchedules({ seed: 9, classes: ['stale-apiserver'], programs: [{ ...ours, leaderElection: false }], count: 3 }).length,
       0,
     );
+  });
+});
+
+describe('stale-apiserver upstream', () => {
+  it('sends the standby to the second API server for everything, or for its Echo requests alone', () => {
+    const f = { class: 'stale-apiserver', lagMs: 1500, killLeaderAtMs: 500 } as const;
+    assert.deepEqual(standbyUpstream({ ...f, reads: 'all' }, { kubeconfig: 'k2' }), { kubeconfig: 'k2' });
+    const only = standbyUpstream({ ...f, reads: 'echos' }, { kubeconfig: 'k2' }).only!;
+    for (const p of ['/apis/mmontes.io/v1alpha1/namespaces/ns/echos', '/apis/mmontes.io/v1alpha1/namespaces/ns/echos/e1/status'])
+      assert.ok(only.test(p), p);
+    for (const p of ['/apis/batch/v1/namespaces/ns/jobs', '/apis/coordination.k8s.io/v1/namespaces/ns/leases/echoperator'])
+      assert.ok(!only.test(p), p);
   });
 });
 

@@ -6,6 +6,9 @@
  * SIGKILLed at killLeaderAtMs; the standby takes the Lease (its Leases go straight to etcd, so it
  * leads on time) and acts from the lagging view; its writes land in the real etcd, late too. The
  * lag ends once the standby has led for as long as it (and a second): the API server catches up.
+ * In half the schedules the standby asks the lagging server for its Echo requests alone, and the
+ * current one for the rest (reads: 'echos'): its Echo and Job views out of step, as a client
+ * whose HTTP/1.1 connections (ours are) a load balancer spreads over API servers may find them.
  *
  * Why not a lagging etcd member: a learner serves no writes nor linearizable reads (a
  * kube-apiserver on it cannot start), and a second voting member makes a two-member cluster
@@ -16,7 +19,8 @@
  * with nothing to change in the campaign's etcd.
  *
  * Effect: how far behind the second API server's view was while the standby led from it: the
- * revisions between its cache-served LIST of the namespace's Echos and Jobs (resourceVersion=0,
+ * revisions between its cache-served LIST of the namespace's Echos and Jobs (the Echos alone
+ * when only those come from it; resourceVersion=0,
  * as an informer lists) and a consistent LIST from the first, and how many objects differed,
  * sampled from the takeover for as long as the lag.
  */
@@ -28,22 +32,41 @@ import type { ControlPlaneState } from '../../../testbed/controlplane/cluster.js
 import { sleep } from '../../bench/log.js';
 import { intBetween, pick } from '../random.js';
 import type { FaultContext } from '../runner/faults.js';
+import type { ReplicaUpstream } from '../runner/replicas.js';
 import { startSecondApiserver, type SecondApiserver } from '../runner/second-apiserver.js';
 import { skipped } from './target.js';
 
-export const STALE_APISERVER_LAGS_MS = [1500, 3000, 4500] as const;
+/**
+ * The lags, ms. With every request lagging, short: each write of the standby takes the lag too.
+ * With its Echo requests alone, longer than a takeover (a lease duration and a retry, as the
+ * stale class's Echo-only lag): else the new leader's view is current for everything the old
+ * leader wrote before it died, and there is nothing stale to act on.
+ */
+export const STALE_APISERVER_LAGS_MS = { all: [1500, 3000, 4500], echos: [6000, 7000, 8000] } as const;
 const TAKEOVER_TIMEOUT_MS = 30_000;
 const SAMPLE_MS = 250;
 
 export interface StaleApiserverFaults {
   class: 'stale-apiserver';
+  /**
+   * What the standby asks the lagging API server: everything, or its Echo requests alone (the
+   * rest going to the current one: its Echo and Job views out of step, as a client whose
+   * HTTP/1.1 connections a load balancer spreads over API servers may find them).
+   */
+  reads: 'all' | 'echos';
   lagMs: number;
   /** ms after the workload's first write. */
   killLeaderAtMs: number;
 }
 
 export function staleApiserverFaults(random: () => number): StaleApiserverFaults {
-  return { class: 'stale-apiserver', lagMs: pick(random, STALE_APISERVER_LAGS_MS), killLeaderAtMs: intBetween(random, 500, 2500) };
+  const reads = random() < 0.5 ? 'all' : 'echos';
+  return {
+    class: 'stale-apiserver',
+    reads,
+    lagMs: pick(random, STALE_APISERVER_LAGS_MS[reads]),
+    killLeaderAtMs: intBetween(random, 500, 2500),
+  };
 }
 
 export interface StaleApiserverEffect {
@@ -62,6 +85,14 @@ export function staleApiserverSummary(e: StaleApiserverEffect): string {
   return `the second kube-apiserver up to ${e.behindRevisions} revision(s) and ${e.objectsDiffering} object(s) behind while the standby led (${e.samples} samples)`;
 }
 
+/** The standby's Echo requests (of the Echos and their status). */
+export const ECHO_REQUESTS = /\/echos(\/|$)/;
+
+/** What the standby reaches the second API server for. */
+export function standbyUpstream(f: StaleApiserverFaults, second: Pick<SecondApiserver, 'kubeconfig'>): ReplicaUpstream {
+  return { kubeconfig: second.kubeconfig, ...(f.reads === 'echos' ? { only: ECHO_REQUESTS } : {}) };
+}
+
 /** The second API server the standby is to reach, started before the replicas. */
 export async function prepareStaleApiserver(state: ControlPlaneState, log: (line: string) => void): Promise<SecondApiserver> {
   return startSecondApiserver(state, log);
@@ -73,10 +104,10 @@ interface Listing {
 }
 
 /** The namespace's Echos and Jobs as one API server lists them: uid -> resourceVersion, and the list's revision. */
-async function listing(rest: RestClient, namespace: string, fromCache: boolean): Promise<Listing> {
+async function listing(rest: RestClient, namespace: string, fromCache: boolean, types: readonly ResourceType[]): Promise<Listing> {
   const objects = new Map<string, string>();
   let revision = 0;
-  for (const type of [ECHOS, JOBS] as ResourceType[]) {
+  for (const type of types) {
     const list = await rest.request<{ metadata?: { resourceVersion?: string }; items?: (Echo | V1Job)[] }>(
       'GET',
       resourcePath(type, namespace),
@@ -110,7 +141,8 @@ export async function playStaleApiserver(ctx: FaultContext, f: StaleApiserverFau
     if (!(await ctx.replicas.holdsLease(standby, TAKEOVER_TIMEOUT_MS)))
       return skipped(ctx, `${standby.name} did not take the Lease within ${TAKEOVER_TIMEOUT_MS} ms`);
     const from = Date.now();
-    ctx.effects.staleApiserver = await sampleLag(ctx, second, f.lagMs + 1000);
+    // What the standby reads from the lagging server: the Echos and Jobs, or the Echos alone.
+    ctx.effects.staleApiserver = await sampleLag(ctx, second, f.lagMs + 1000, f.reads === 'echos' ? [ECHOS] : [ECHOS, JOBS]);
     ctx.timeline.push({ kind: 'fault', replica: standby.name, from, to: Date.now(), label: 'leads from a lagging kube-apiserver' });
   } finally {
     // Caught up from here (what the link holds still comes in order): the schedule judges what
@@ -127,7 +159,12 @@ export async function playStaleApiserver(ctx: FaultContext, f: StaleApiserverFau
 }
 
 /** For `ms`: how far the second API server's cache-served LISTs trail consistent ones from the first. */
-async function sampleLag(ctx: FaultContext, second: SecondApiserver, ms: number): Promise<StaleApiserverEffect> {
+async function sampleLag(
+  ctx: FaultContext,
+  second: SecondApiserver,
+  ms: number,
+  types: readonly ResourceType[],
+): Promise<StaleApiserverEffect> {
   const stale = new RestClient(loadKubeConfig(second.kubeconfig), { userAgent: 'echoperator-faults-judge' });
   const effect: StaleApiserverEffect = { behindRevisions: 0, objectsDiffering: 0, samples: 0 };
   const from = Date.now();
@@ -135,8 +172,8 @@ async function sampleLag(ctx: FaultContext, second: SecondApiserver, ms: number)
     while (Date.now() - from < ms) {
       try {
         // The cache-served LIST first: the consistent one, read after it, can only be newer.
-        const behind = await listing(stale, ctx.namespace, true);
-        const current = await listing(ctx.rest, ctx.namespace, false);
+        const behind = await listing(stale, ctx.namespace, true, types);
+        const current = await listing(ctx.rest, ctx.namespace, false, types);
         effect.samples++;
         effect.behindRevisions = Math.max(effect.behindRevisions, current.revision - behind.revision);
         effect.objectsDiffering = Math.max(effect.objectsDiffering, differing(current.objects, behind.objects));

@@ -104,8 +104,12 @@ export async function startFaultProxy(opts: {
   adminKubeconfig: string;
   replica: string;
   impersonate: { user: string; groups: string[] };
+  /** Requests whose path (no query) matches go to this other API server (as one connection of several behind a load balancer may). */
+  route?: { match: RegExp; adminKubeconfig: string };
 }): Promise<FaultProxy> {
-  const upstream = await impersonatingUpstream(opts.adminKubeconfig, { ...opts.impersonate, replica: opts.replica });
+  const identity = { ...opts.impersonate, replica: opts.replica };
+  const upstream = await impersonatingUpstream(opts.adminKubeconfig, identity);
+  const routed = opts.route && { match: opts.route.match, upstream: await impersonatingUpstream(opts.route.adminKubeconfig, identity) };
   const faults = new WatchFaults();
   const writeLog = new WriteLog();
   const renewals: LeaseRenewal[] = [];
@@ -154,7 +158,7 @@ export async function startFaultProxy(opts: {
     }
     const method = req.method ?? 'GET';
     const receivedAt = Date.now();
-    ex.forward(upstream, faults, (status) => {
+    ex.forward(routed?.match.test(ex.path) ? routed.upstream : upstream, faults, (status) => {
       if (status === 410) faults.effects.expiredByServer++;
       if (isCountedWrite(method, ex.path)) writeLog.record(method, ex.path, status);
       // 'finish' never comes for an answer a partition holds back: the replica never saw it.
@@ -247,6 +251,7 @@ export async function startFaultProxy(opts: {
       late.close();
       for (const socket of sockets) socket.destroy();
       upstream.close();
+      routed?.upstream.close();
       rmSync(kubeconfig, { force: true });
       await closed;
     },

@@ -49,6 +49,12 @@ export interface ReplicaSetOptions {
   log: (line: string) => void;
 }
 
+/** Another API server (its admin kubeconfig) a replica reaches: for every request, or only those whose path matches `only`. */
+export interface ReplicaUpstream {
+  kubeconfig: string;
+  only?: RegExp;
+}
+
 export class ReplicaSet {
   readonly all: Replica[] = [];
   private stopping = false;
@@ -60,12 +66,16 @@ export class ReplicaSet {
 
   /**
    * Starts the next replica; `prepare` may arm its proxy's faults before the process starts;
-   * `upstream`, an admin kubeconfig of another API server for its proxy to reach.
+   * `upstream`, another API server for its proxy to reach (for every request, or those it matches).
    */
-  async start(prepare?: (proxy: FaultProxy) => void, upstream?: string): Promise<Replica> {
+  async start(prepare?: (proxy: FaultProxy) => void, upstream?: ReplicaUpstream): Promise<Replica> {
     const name = `r${this.all.length}`;
-    const adminKubeconfig = upstream ?? this.o.adminKubeconfig;
-    const proxy = await startFaultProxy({ adminKubeconfig, replica: name, impersonate: this.o.impersonate });
+    const proxy = await startFaultProxy({
+      adminKubeconfig: upstream && !upstream.only ? upstream.kubeconfig : this.o.adminKubeconfig,
+      replica: name,
+      impersonate: this.o.impersonate,
+      ...(upstream?.only ? { route: { match: upstream.only, adminKubeconfig: upstream.kubeconfig } } : {}),
+    });
     prepare?.(proxy);
     const proc = await this.o.program.start({
       kubeconfig: proxy.kubeconfig,
@@ -100,7 +110,7 @@ export class ReplicaSet {
     return replica;
   }
 
-  async startReady(prepare?: (proxy: FaultProxy) => void, upstream?: string): Promise<Replica> {
+  async startReady(prepare?: (proxy: FaultProxy) => void, upstream?: ReplicaUpstream): Promise<Replica> {
     const r = await this.start(prepare, upstream);
     await this.o.program.ready(r.proc);
     await this.readiness.get(r);

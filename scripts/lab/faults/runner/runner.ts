@@ -30,7 +30,7 @@ import { startKubeletStandIn } from './kubelet.js';
 import { LEASE_NAME, type Program } from '../programs/programs.js';
 import { armBeforeWorkload, classViolations, play, prepareStandby, type FaultContext } from './faults.js';
 import { readAuditWithObjects } from '../judge/audit.js';
-import { prepareStaleApiserver } from '../classes/stale-apiserver.js';
+import { prepareStaleApiserver, standbyUpstream } from '../classes/stale-apiserver.js';
 import type { SecondApiserver } from './second-apiserver.js';
 import { ReplicaSet } from './replicas.js';
 import { sumEffects, type ScheduleEffects } from './effects.js';
@@ -124,7 +124,10 @@ async function play1(
     const first = await replicas.startReady();
     if (ha) {
       if (!(await replicas.holdsLease(first, 30_000))) notes.push(`${first.name} did not take the Lease in 30 s`);
-      await replicas.startReady(prepareStandby(faults), second?.kubeconfig);
+      await replicas.startReady(
+        prepareStandby(faults),
+        second && faults.class === 'stale-apiserver' ? standbyUpstream(faults, second) : undefined,
+      );
     }
     const ctx: FaultContext | undefined = faults && {
       faults,

@@ -9,7 +9,7 @@
  *
  * Guarantees: startSecondApiserver resolves once /readyz answers 200 (delay 0 until setLagMs);
  * stop() ends the process (SIGTERM, then SIGKILL), closes the link and every connection it holds,
- * and removes its kubeconfig. It writes the same audit log as the first, so the judge sees its
+ * and removes its kubeconfig; an interrupted bench (its cleanups) calls it too. It writes the same audit log as the first, so the judge sees its
  * writes; its own output goes to logs/kube-apiserver-2.log.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { freePort, type ControlPlaneState } from '../../../testbed/controlplane/cluster.js';
 import { httpOk, launch, terminate, waitFor } from '../../../testbed/controlplane/process.js';
+import { onCleanup } from '../../bench/cleanup.js';
 
 export interface LaggingLink {
   port: number;
@@ -111,7 +112,10 @@ export async function startSecondApiserver(state: ControlPlaneState, log: (line:
   const proc = launch('kube-apiserver-2', spec.bin, args, state.dir, false);
   const server = `https://127.0.0.1:${port}`;
   const kubeconfig = join(state.dir, `apiserver-2-${port}.kubeconfig`);
+  // An interrupted campaign stops it too (the runner's finally may never run).
+  const unregister = onCleanup(() => stop());
   const stop = async (): Promise<void> => {
+    unregister();
     await terminate(proc.pid, state.dir);
     await link.close();
     rmSync(kubeconfig, { force: true });
