@@ -268,7 +268,8 @@ export function scheduleFromSeed(id: string, seed: number, program: ProgramTrait
   const { cls, workload, n } = parseId(id);
   if (!classApplies(program, cls)) throw new Error(`${program.name} has no leader election: the ${cls} class does not apply to it`);
   if (!workloadsFor(program).includes(workload)) throw new Error(`${program.name} lacks a kind that workload ${workload} uses`);
-  if (!workloadsFor(program, cls).includes(workload)) throw new Error(`the ${cls} class aims at Echo runs: workload ${workload} has none`);
+  if (!workloadsFor(program, cls).includes(workload))
+    throw new Error(`the ${cls} class aims at Echo runs or acts on an Echo: workload ${workload} has none`);
   return { id, seed, program: program.name, class: cls, workload, faults: faultsFor(cls, workload, n, mulberry32(seed), program) };
 }
 
