@@ -29,11 +29,12 @@ import { sleep } from '../bench/log.js';
 import { isFinished } from '../../../src/controllers/echo/status.js';
 import { controllerOf, renderedMessage } from './judge/pod.js';
 import { jobPhase } from './judge/state.js';
+import type { Violation } from './judge/types.js';
 import type { WorkloadName } from './schedules.js';
 
-type Step =
+export type Step =
   | { op: 'create-echo'; name: string; message: string }
-  | { op: 'create-scheduled'; name: string; message: string; schedule: string }
+  | { op: 'create-scheduled'; name: string; message: string; schedule: string; timeZone?: string }
   | { op: 'edit-echo'; name: string; message: string }
   | { op: 'edit-schedule'; name: string; schedule: string }
   | { op: 'suspend-cronjob'; name: string }
@@ -94,6 +95,8 @@ export interface WorkloadResult {
   lastWriteAt: number;
   /** Gates that timed out (the program did not observe a step in time). */
   lateGates: string[];
+  /** What a generated sequence found as it went (generated/oracles.ts: an edit the CRD should refuse). */
+  violations?: Violation[];
 }
 
 export interface WorkloadContext {
@@ -127,9 +130,9 @@ export async function runWorkload(name: WorkloadName, ctx: WorkloadContext): Pro
   return { firstWriteAt, lastWriteAt, lateGates };
 }
 
-async function write(ctx: WorkloadContext, step: Exclude<Step, { op: 'observed' }>): Promise<void> {
+/** One user write of a workload (or of a generated sequence, generated/play.ts). */
+export async function write(ctx: WorkloadContext, step: Exclude<Step, { op: 'observed' }>): Promise<void> {
   const { rest, namespace: ns } = ctx;
-  const merge = { contentType: 'application/merge-patch+json' };
   switch (step.op) {
     case 'create-echo':
       return create(rest, ECHOS, ns, {
@@ -143,56 +146,57 @@ async function write(ctx: WorkloadContext, step: Exclude<Step, { op: 'observed' 
         apiVersion: API_VERSION,
         kind: 'ScheduledEcho',
         metadata: { name: step.name },
-        spec: { message: step.message, schedule: step.schedule },
+        spec: { message: step.message, schedule: step.schedule, ...(step.timeZone ? { timeZone: step.timeZone } : {}) },
       });
     case 'edit-echo':
-      await withRetry(
-        () => rest.request('PATCH', resourcePath(ECHOS, ns, step.name), { ...merge, body: { spec: { message: step.message } } }),
-        12,
-      );
-      return;
+      return mergePatch(ctx, ECHOS, step.name, { spec: { message: step.message } });
     case 'edit-schedule':
-      await withRetry(
-        () =>
-          rest.request('PATCH', resourcePath(SCHEDULED_ECHOS, ns, step.name), { ...merge, body: { spec: { schedule: step.schedule } } }),
-        12,
-      );
-      return;
-    case 'suspend-cronjob': {
-      // The CronJob is named after its ScheduledEcho (controllers/scheduledecho/desired.ts) for short names.
-      const se = await withRetry(() => rest.request<ScheduledEcho>('GET', resourcePath(SCHEDULED_ECHOS, ns, step.name)), 12);
-      const cronJob = se.status?.cronJobName ?? step.name;
-      await withRetry(async () => {
-        try {
-          await rest.request<V1CronJob>('PATCH', resourcePath(CRONJOBS, ns, cronJob), { ...merge, body: { spec: { suspend: true } } });
-        } catch (err) {
-          if (!isNotFound(err)) throw err; // not made yet (a broken program): nothing to suspend
-        }
-      }, 12);
-      return;
-    }
+      return mergePatch(ctx, SCHEDULED_ECHOS, step.name, { spec: { schedule: step.schedule } });
+    case 'suspend-cronjob':
+      // Not made yet (a broken program): nothing to suspend.
+      return mergePatch(ctx, CRONJOBS, await cronJobName(ctx, step.name), { spec: { suspend: true } }, { ignoreNotFound: true });
     case 'remove-finished-job': {
       const job = await finishedJob(ctx, step.name);
       if (!job) return; // no run finished in time (a broken program): nothing to remove
-      await withRetry(async () => {
-        try {
-          await rest.request('DELETE', resourcePath(JOBS, ns, job), { query: { propagationPolicy: 'Background' } });
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
-      }, 12);
-      return;
+      return remove(ctx, JOBS, job, { propagationPolicy: 'Background' });
     }
     case 'delete-echo':
-      await withRetry(async () => {
-        try {
-          await rest.request('DELETE', resourcePath(ECHOS, ns, step.name));
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
-      }, 12);
-      return;
+      return remove(ctx, ECHOS, step.name);
   }
+}
+
+/** A merge patch, retried while the API server is unreachable or overloaded. */
+export async function mergePatch(
+  ctx: WorkloadContext,
+  type: ResourceType,
+  name: string,
+  body: object,
+  opts: { ignoreNotFound?: boolean } = {},
+): Promise<void> {
+  await withRetry(async () => {
+    try {
+      await ctx.rest.request('PATCH', resourcePath(type, ctx.namespace, name), { contentType: 'application/merge-patch+json', body });
+    } catch (err) {
+      if (!opts.ignoreNotFound || !isNotFound(err)) throw err;
+    }
+  }, 12);
+}
+
+/** A delete, retried like a write; one already gone counts as done. */
+export async function remove(ctx: WorkloadContext, type: ResourceType, name: string, query?: Record<string, string>): Promise<void> {
+  await withRetry(async () => {
+    try {
+      await ctx.rest.request('DELETE', resourcePath(type, ctx.namespace, name), query ? { query } : {});
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }, 12);
+}
+
+/** The ScheduledEcho's CronJob, by its status, else its own name (controllers/scheduledecho/desired.ts names it so). */
+export async function cronJobName(ctx: WorkloadContext, scheduledEcho: string): Promise<string> {
+  const se = await withRetry(() => ctx.rest.request<ScheduledEcho>('GET', resourcePath(SCHEDULED_ECHOS, ctx.namespace, scheduledEcho)), 12);
+  return se.status?.cronJobName ?? scheduledEcho;
 }
 
 async function create(rest: RestClient, type: ResourceType, ns: string, body: Echo | ScheduledEcho): Promise<void> {
@@ -241,7 +245,7 @@ export function finishedJobOf(echo: Echo, jobs: readonly V1Job[]): V1Job | undef
 }
 
 /** The name of the Echo's Job once its run finished (finishedJobOf), or undefined at the gate's deadline. */
-async function finishedJob(ctx: WorkloadContext, echoName: string): Promise<string | undefined> {
+export async function finishedJob(ctx: WorkloadContext, echoName: string): Promise<string | undefined> {
   return eventually(
     `the run of ${echoName} to finish`,
     async () => {
@@ -256,7 +260,7 @@ async function finishedJob(ctx: WorkloadContext, echoName: string): Promise<stri
   ).catch(() => undefined);
 }
 
-async function observed(ctx: WorkloadContext, echos: string[], scheduled: string[]): Promise<boolean> {
+export async function observed(ctx: WorkloadContext, echos: string[], scheduled: string[]): Promise<boolean> {
   const deadline = Date.now() + ctx.gateTimeoutMs;
   const list = async <T>(type: ResourceType, wanted: string[]): Promise<T[]> =>
     wanted.length
