@@ -23,8 +23,8 @@ const PER_CLASS = 2;
 /**
  * The classes the sample plays, named rather than all of FAULT_CLASSES, so that a class added to
  * the campaign does not lengthen `npm test` unasked: late and refusal schedules take 7-15 s each,
- * recreate ~11 s and stale-apiserver ~21 s (a second kube-apiserver per schedule); they stay in the
- * campaign (ambiguous adds about 6 s).
+ * recreate ~11 s, stale-apiserver ~21 s (a second kube-apiserver per schedule) and a generated
+ * sequence ~6 s; they stay in the campaign (ambiguous adds about 6 s).
  */
 const SAMPLE_CLASSES: readonly FaultClass[] = ['intermediate', 'stale', 'unobserved', 'restart', 'partition', 'overload', 'ambiguous'];
 /**

@@ -90,7 +90,7 @@ Options:
                       go-echoperator, mutant:<name> (default: the first three); several programs
                       play the same schedule ids, interleaved, on the workloads all of them handle
   --classes LIST      faults: intermediate, stale, unobserved, restart, partition, overload, late,
-                      ambiguous, refusal, recreate, ttl, stale-apiserver (default all)
+                      ambiguous, refusal, recreate, ttl, stale-apiserver, generated (default all)
   --seed S            faults: the campaign's seed (default 1)
   --replay ID:SEED    faults: play that one schedule (as a violation prints it) and write no doc
   --mutants           faults: also score the mutants, each against the whole of its classes per seed

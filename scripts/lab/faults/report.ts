@@ -6,6 +6,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { updateDoc } from '../bench/report.js';
 import { boundText } from './bound.js';
+import { describeSequence } from './generated/sequence.js';
 import type { Violation } from './judge/invariants.js';
 import { effectSummary, hadEffect, type ScheduleEffects } from './runner/effects.js';
 import type { FaultClass, Schedule } from './schedules.js';
@@ -27,7 +28,8 @@ export interface RunRecord {
 
 /** Judged, and its faults reached the program: the schedules a rate counts. */
 export function effective(r: RunRecord): boolean {
-  return !r.error && r.effects !== undefined && hadEffect(r.schedule.class, r.effects);
+  const f = r.schedule.faults;
+  return !r.error && r.effects !== undefined && hadEffect(f.class === 'generated' ? (f.fault?.class ?? f.class) : f.class, r.effects);
 }
 
 export interface MutantRecord {
@@ -68,10 +70,22 @@ export function replayCommand(s: Schedule): string {
 
 /** One line per violation, with the seed and the exact replay command. */
 export function violationLines(r: RunRecord): string[] {
-  return r.violations.map(
-    (v) =>
-      `${r.schedule.program} ${r.schedule.id} (seed ${r.schedule.seed}): ${v.invariant}: ${v.detail}\n  replay: ${replayCommand(r.schedule)}`,
-  );
+  const f = r.schedule.faults;
+  const sequence =
+    f.class === 'generated' && r.violations.length
+      ? [
+          `  the sequence:\n${describeSequence(f)
+            .map((l) => `    ${l}`)
+            .join('\n')}`,
+        ]
+      : [];
+  return [
+    ...r.violations.map(
+      (v) =>
+        `${r.schedule.program} ${r.schedule.id} (seed ${r.schedule.seed}): ${v.invariant}: ${v.detail}\n  replay: ${replayCommand(r.schedule)}`,
+    ),
+    ...sequence,
+  ];
 }
 
 const median = (xs: number[]): number => {

@@ -20,6 +20,7 @@ import { deriveSeed, intBetween, mulberry32, pick } from './random.js';
 import { recreateFaults, type RecreateFaults } from './classes/recreate.js';
 import { ttlFaults, type TtlFaults } from './classes/ttl.js';
 import { staleApiserverFaults, type StaleApiserverFaults } from './classes/stale-apiserver.js';
+import { generatedFaults, generatedSeedName, widestWorkload, type GeneratedFaults } from './generated/sequence.js';
 
 export type { FaultClass };
 export const FAULT_CLASSES: readonly FaultClass[] = [
@@ -35,6 +36,7 @@ export const FAULT_CLASSES: readonly FaultClass[] = [
   'recreate',
   'ttl',
   'stale-apiserver',
+  'generated',
 ];
 /** Classes that need two replicas contending for a Lease. */
 export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition', 'late', 'recreate', 'stale-apiserver'];
@@ -122,7 +124,8 @@ export type Faults =
   | RefusalFaults
   | RecreateFaults
   | TtlFaults
-  | StaleApiserverFaults;
+  | StaleApiserverFaults
+  | GeneratedFaults;
 
 export interface Schedule {
   id: string;
@@ -213,6 +216,9 @@ function schedulesOf(program: ProgramTraits, o: MakeSchedulesOptions): Schedule[
       if (c === 'intermediate') {
         const site = sites[Math.floor((i * sites.length) / q)]!;
         out.push(makeSchedule(`intermediate.${site.workload}.${site.k}`, o.seed, program));
+      } else if (c === 'generated') {
+        // One workload, the program's widest: its kinds decide which operations a sequence draws.
+        out.push(makeSchedule(`generated.${widestWorkload(workloads)}.${i}`, o.seed, program));
       } else {
         const own = workloadsFor(program, c);
         const workload = own[i % own.length];
@@ -255,7 +261,7 @@ function quotas(classes: readonly FaultClass[], count: number, sites: number): M
 
 /** The campaign's schedule seed for an id: what a violation prints, and what --replay takes. */
 export function scheduleSeed(campaignSeed: number, id: string): number {
-  return deriveSeed(campaignSeed, id);
+  return deriveSeed(campaignSeed, generatedSeedName(id));
 }
 
 /** The schedule of `id` in the campaign of `campaignSeed`. */
@@ -298,6 +304,8 @@ export function parseReplay(s: string): { id: string; seed: number } {
 
 function faultsFor(cls: FaultClass, workload: WorkloadName, n: number, random: () => number, program: ProgramTraits): Faults {
   switch (cls) {
+    case 'generated':
+      return generatedFaults(WORKLOADS[workload], random, program, (c, r) => faultsFor(c, workload, n, r, program));
     case 'intermediate':
       return { class: cls, killAfterWrite: n };
     case 'stale': {

@@ -17,7 +17,9 @@ export interface Violation {
     | 'unexpected-exit'
     /** The recreate class (classes/recreate.ts). */
     | 'job-after-delete'
-    | 'old-job-taken';
+    | 'old-job-taken'
+    /** generated/oracles.ts: an edit the CRD should refuse, refused naming its field, changing nothing. */
+    | 'edit-refused';
   detail: string;
 }
 

@@ -16,7 +16,8 @@ export type FaultClass =
   | 'refusal'
   | 'recreate'
   | 'ttl'
-  | 'stale-apiserver';
+  | 'stale-apiserver'
+  | 'generated';
 
 /** One running replica of a program. */
 export interface ProgramProcess {

@@ -36,7 +36,8 @@ import { ReplicaSet } from './replicas.js';
 import { sumEffects, type ScheduleEffects } from './effects.js';
 import { CAMPAIGN_RESYNC_S, HA_CLASSES, type Faults, type Schedule, type WorkloadName } from '../schedules.js';
 import type { TimelineEvent } from '../timeline.js';
-import { runWorkload } from '../workloads.js';
+import { runWorkload, type WorkloadContext } from '../workloads.js';
+import { runSequence } from '../generated/play.js';
 import { deliveredLate } from '../classes/late.js';
 import { refusalViolations } from '../classes/refusal.js';
 
@@ -86,7 +87,7 @@ export async function dryRun(program: string, workload: WorkloadName, env: Runne
 async function play1(
   programName: string,
   workload: WorkloadName,
-  faults: Faults | undefined,
+  scheduleFaults: Faults | undefined,
   seed: number,
   env: RunnerEnv,
   id: string,
@@ -118,6 +119,9 @@ async function play1(
   const lease: Trace['lease'] =
     program.leaderElection && program.lease ? { namespace: ns, name: LEASE_NAME, durationS: program.lease.durationS } : undefined;
   let second: SecondApiserver | undefined;
+  // A generated schedule plays its sequence in place of the workload, with its mixed fault.
+  const sequence = scheduleFaults?.class === 'generated' ? scheduleFaults : undefined;
+  const faults = sequence ? sequence.fault : scheduleFaults;
   try {
     const ha = faults !== undefined && HA_CLASSES.includes(faults.class);
     if (faults?.class === 'stale-apiserver') second = await prepareStaleApiserver(env.state, env.log);
@@ -144,7 +148,7 @@ async function play1(
     };
     if (ctx) await armBeforeWorkload(ctx, first);
     let faultsDone: Promise<unknown> = Promise.resolve();
-    const result = await runWorkload(workload, {
+    const workloadCtx: WorkloadContext = {
       rest: env.bench.rest,
       namespace: ns,
       gateTimeoutMs: GATE_TIMEOUT_MS,
@@ -156,7 +160,8 @@ async function play1(
             (err: unknown) => ({ err }),
           );
       },
-    });
+    };
+    const result = sequence ? await runSequence(sequence.ops, workloadCtx) : await runWorkload(workload, workloadCtx);
     const faultFailure = (await faultsDone) as { err: unknown } | undefined;
     if (faultFailure) throw faultFailure.err;
     const workloadEnd = result.lastWriteAt;
@@ -182,6 +187,7 @@ async function play1(
         invariant: 'status-converges' as const,
         detail: `the status of ${g} did not show the workload's writes within ${GATE_TIMEOUT_MS} ms of them`,
       })),
+      ...(result.violations ?? []),
       ...(await checkInvariants(trace)),
       ...refusalViolations(seen.refusal),
       ...(ctx ? classViolations(ctx, readAuditWithObjects(audit, auditFrom), await readFinalState(env.bench.rest, ns)) : []),
