@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import type { V1CronJob } from '@kubernetes/client-node';
 import { SCHEDULED_ECHOS, type ScheduledEcho } from '../../src/api/scheduledecho.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../src/controllers/common/labels.js';
+import { desiredCronJob } from '../../src/controllers/scheduledecho/desired.js';
 import { ScheduledEchoReconciler } from '../../src/controllers/scheduledecho/reconciler.js';
 import { ApiError } from '../../src/kube/errors.js';
 import { CRONJOBS } from '../../src/kube/resources.js';
@@ -195,6 +196,34 @@ describe('ScheduledEchoReconciler: refusals only a change can cure stall it', ()
     assert.equal(await s.pass(), undefined);
     assert.deepEqual(conditions(s.server()), [['Ready', 'True']]);
     assert.equal(s.cronJob()?.metadata?.ownerReferences?.[0]?.uid, 'se-uid');
+  });
+
+  it("a deleted predecessor's CronJob holds the name (a re-create): deleted by uid, its own created in the same pass, Ready", async () => {
+    const se = scheduledEcho('0 0 1 1 *');
+    const s = setup(se);
+    const predecessor = desiredCronJob({ ...se, metadata: { ...se.metadata, uid: 'old-uid' } }, 'busybox');
+    s.client.add(CRONJOBS, { ...predecessor, metadata: { ...predecessor.metadata, uid: 'old-cronjob' } });
+    s.caughtUp();
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(), ['delete', 'apply', 'patchStatus']);
+    assert.deepEqual(s.client.writes[0]!.body, { uid: 'old-cronjob' }, 'that CronJob only');
+    assert.equal(s.cronJob()?.metadata?.ownerReferences?.[0]?.uid, 'se-uid');
+    assert.deepEqual(conditions(s.server()), [['Ready', 'True']]);
+    assert.deepEqual(s.events.lines(), ['Normal CronJobCreated Created CronJob tick with schedule "0 0 1 1 *"']);
+  });
+
+  it('the cache behind a delete and re-create (the server holds another uid): nothing deleted, the NameTaken stall', async () => {
+    const se = scheduledEcho('0 0 1 1 *');
+    const s = setup(se);
+    const newer = { ...se, metadata: { ...se.metadata, uid: 'newer-uid' } };
+    s.client.add(SCHEDULED_ECHOS, newer);
+    s.client.add(CRONJOBS, desiredCronJob(newer, 'busybox'));
+    s.caughtUp();
+    s.ses.add(se);
+    const err = await s.pass();
+    assert.ok(isTerminalError(err));
+    assert.ok(!s.verbs().includes('delete'), "the newer one's CronJob is left alone");
+    assert.equal(s.cronJob()?.metadata?.ownerReferences?.[0]?.uid, 'newer-uid');
   });
 
   it('a stall whose status write conflicts is retried with backoff (not terminal), and recorded with its one Event by the next pass', async () => {

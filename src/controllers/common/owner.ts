@@ -43,6 +43,18 @@ export function isControlledBy(obj: KubeObject, owner: Owner, ownerType: Resourc
   return group === ownerType.group && obj.metadata?.namespace === owner.metadata.namespace;
 }
 
+/**
+ * Whether `obj` is controlled by an earlier object of the owner's name and kind: a controller
+ * reference naming the owner's name with another UID. A name holds one object at a time, so once
+ * the server confirms `owner` holds it, that earlier owner is deleted, and `obj` is left for the
+ * garbage collector, which removes it in its own time.
+ */
+export function isControlledByPredecessor(obj: KubeObject, owner: Owner, ownerType: ResourceType): boolean {
+  const ref = controllerOf(obj);
+  if (!ref || ref.uid === owner.metadata.uid || ref.name !== owner.metadata.name) return false;
+  return isControlledBy(obj, { metadata: { ...owner.metadata, uid: ref.uid } }, ownerType);
+}
+
 /** The cached objects `owner` controls (see isControlledBy), found through the controller-owner index. */
 export function controlledBy<T extends KubeObject>(cache: Pick<ObjectCache<T>, 'byIndex'>, owner: Owner, ownerType: ResourceType): T[] {
   return cache

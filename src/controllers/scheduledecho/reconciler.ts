@@ -6,7 +6,9 @@
  * owned by its field manager from that first write (runtime/reconcile/apply.ts), so a field edited or removed
  * by hand is restored and a field it stops setting is pruned; list entries another manager added
  * (a container) are removed by replacing the spec, which an apply cannot do; a deleted CronJob is re-created; a
- * same-named CronJob this ScheduledEcho does not control is never written to, only reported;
+ * same-named CronJob this ScheduledEcho does not control is never written to, only reported,
+ * unless an earlier ScheduledEcho of its name controls it (deleted: the CronJob is deleted, as the
+ * garbage collector would, and the ScheduledEcho's own made);
  * nothing is written when the cached CronJob already holds every field we set (a restart writes
  * nothing).
  */
@@ -16,6 +18,7 @@ import {
   applyTo,
   type Client,
   containsDesired,
+  controllerOf,
   createByApply,
   CRONJOBS,
   type EventRecorder,
@@ -32,7 +35,7 @@ import {
   writeStatus,
 } from '../../runtime/index.js';
 import { FIELD_MANAGER } from '../common/labels.js';
-import { controlledBy, isControlledBy } from '../common/owner.js';
+import { controlledBy, isControlledBy, isControlledByPredecessor } from '../common/owner.js';
 import { desiredCronJob } from './desired.js';
 import { scheduledEchoStatus } from './status.js';
 
@@ -93,6 +96,11 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
       cronJob = result.cronJob;
       if (result.created) change = 'created';
     }
+    if (!isControlledBy(cronJob, se, SCHEDULED_ECHOS) && (await this.removedPredecessors(se, cronJob, ctx))) {
+      const result = await this.createCronJob(se, desired, ctx);
+      cronJob = result.cronJob;
+      if (result.created) change = 'created';
+    }
     if (!isControlledBy(cronJob, se, SCHEDULED_ECHOS)) {
       throw new NameTakenError(`CronJob ${ns}/${name} already exists and is not controlled by this ScheduledEcho; delete or rename it`);
     }
@@ -139,6 +147,35 @@ export class ScheduledEchoReconciler extends PrimaryReconciler<ScheduledEcho> {
       { metadata: { labels: desired.metadata?.labels }, spec: desired.spec },
       { resourceVersion: live.metadata?.resourceVersion, signal: ctx.signal },
     );
+  }
+
+  /**
+   * Deletes the CronJob of an earlier ScheduledEcho of this name (deleted, then this one created
+   * under the name), which the garbage collector would remove only in its own time (tens of
+   * seconds): a re-created ScheduledEcho gets its CronJob at once instead of a NameTaken stall.
+   * Only once the server confirms this ScheduledEcho holds the name (a cache behind a delete and
+   * re-create would otherwise take the newer one's CronJob for a predecessor's), and only that
+   * CronJob (a uid precondition). True when it is gone.
+   */
+  private async removedPredecessors(se: ScheduledEcho, cronJob: V1CronJob, ctx: ReconcileContext): Promise<boolean> {
+    if (!isControlledByPredecessor(cronJob, se, SCHEDULED_ECHOS)) return false;
+    const { client } = this.deps;
+    const live = await client.get(SCHEDULED_ECHOS, keyOf(se), { signal: ctx.signal }).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    if (live?.metadata.uid !== se.metadata.uid) return false;
+    try {
+      await client.delete(CRONJOBS, keyOf(cronJob), {
+        propagationPolicy: 'Background',
+        preconditions: { uid: cronJob.metadata?.uid },
+        signal: ctx.signal,
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    ctx.log.info('deleted the cronjob of a deleted predecessor', { cronJob: cronJob.metadata?.name, owner: controllerOf(cronJob)?.uid });
+    return true;
   }
 
   /** Creates by apply; when the name is taken, the existing one is returned for the caller's ownership check. */
