@@ -80,7 +80,7 @@ const SCHEDULED_OPS = [2, 5] as const;
 /** The classes a fault is drawn from ('none': the operations alone); partition needs leader election. */
 const MIXED = ['none', 'intermediate', 'unobserved', 'overload', 'partition'] as const;
 /** How far into the sequence a timed fault may start, ms after its first write. */
-export const FAULT_SHIFT_MS = 8000;
+export const FAULT_SHIFT_MS = 2000;
 /** A kill after the k-th counted write, k up to this (a sequence makes more writes than that). */
 const KILL_AFTER_MAX = 12;
 
