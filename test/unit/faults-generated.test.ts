@@ -16,6 +16,7 @@ import {
   generatedSeedName,
   interleave,
   SCHEDULED_NAMES,
+  sequenceLines,
   type GeneratedFaults,
   type GeneratedOp,
   type RefusedOp,
@@ -154,6 +155,11 @@ describe('generated sequences', () => {
     assert.equal(lines.length, s.faults.ops.length + 1);
     assert.match(lines[0]!, /^ 1\. create-(echo|scheduled) [es]\d/);
     assert.match(lines.at(-1)!, /^fault: /);
+    assert.deepEqual(
+      sequenceLines(s.faults).slice(1),
+      lines.map((l) => `    ${l}`),
+    );
+    assert.deepEqual(sequenceLines({ class: 'partition', atMs: 0, silenceMs: 1 }), []);
     assert.match(
       describeSequence({
         class: 'generated',

@@ -6,7 +6,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { updateDoc } from '../bench/report.js';
 import { boundText } from './bound.js';
-import { describeSequence } from './generated/sequence.js';
+import { sequenceLines } from './generated/sequence.js';
 import type { Violation } from './judge/invariants.js';
 import { effectSummary, hadEffect, type ScheduleEffects } from './runner/effects.js';
 import type { FaultClass, Schedule } from './schedules.js';
@@ -70,21 +70,12 @@ export function replayCommand(s: Schedule): string {
 
 /** One line per violation, with the seed and the exact replay command. */
 export function violationLines(r: RunRecord): string[] {
-  const f = r.schedule.faults;
-  const sequence =
-    f.class === 'generated' && r.violations.length
-      ? [
-          `  the sequence:\n${describeSequence(f)
-            .map((l) => `    ${l}`)
-            .join('\n')}`,
-        ]
-      : [];
   return [
     ...r.violations.map(
       (v) =>
         `${r.schedule.program} ${r.schedule.id} (seed ${r.schedule.seed}): ${v.invariant}: ${v.detail}\n  replay: ${replayCommand(r.schedule)}`,
     ),
-    ...sequence,
+    ...(r.violations.length ? sequenceLines(r.schedule.faults) : []),
   ];
 }
 

@@ -302,3 +302,8 @@ export function describeSequence(f: GeneratedFaults): string[] {
   const fault = f.fault ? Object.entries(f.fault).map(([k, v]) => `${k}=${shown(v)}`) : ['none'];
   return [...lines, `fault: ${fault.join(' ')}`];
 }
+
+/** A generated schedule's sequence, indented under its violations; nothing for another class. */
+export function sequenceLines(f: Faults): string[] {
+  return f.class === 'generated' ? ['  the sequence:', ...describeSequence(f).map((l) => `    ${l}`)] : [];
+}
