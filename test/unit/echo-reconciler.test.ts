@@ -243,9 +243,27 @@ describe('EchoReconciler', () => {
     assert.deepEqual(s.verbs(3), [], 'a finished run: nothing more');
   });
 
+  it('a message edited back to an earlier one runs again: the memory of started runs is per generation', async () => {
+    const e = echo('hello', 'hi');
+    const s = setup(e);
+    assert.equal(await s.pass(), undefined);
+    const edit = (message: string, generation: number): void => {
+      const server = s.server()!;
+      s.client.add(ECHOS, { ...server, spec: { message }, metadata: { ...server.metadata, generation } });
+      s.caughtUp();
+    };
+    edit('new', 2);
+    assert.equal(await s.pass(), undefined);
+    edit('hi', 3);
+    const from = s.client.writes.length;
+    assert.equal(await s.pass(), undefined);
+    assert.deepEqual(s.verbs(from), ['delete', 'patchStatus', 'create'], "the second message's Job deleted, the first message's made anew");
+    assert.notEqual(s.server()?.status?.phase, 'Failed');
+  });
+
   it('after a restart, a status that saw the run start keeps it from repeating; a Job only not cached yet is used', async () => {
     const e = echo('hello', 'hi');
-    const running: Echo = { ...e, status: { phase: 'Running', jobName: jobNameFor(e) } };
+    const running: Echo = { ...e, status: { phase: 'Running', jobName: jobNameFor(e), observedGeneration: 1 } };
     const s = setup(running);
     assert.equal(await s.pass(), undefined);
     assert.deepEqual(s.verbs(), ['patchStatus'], 'no create: the Job is gone from the server');

@@ -36,6 +36,8 @@ import { echoStatus, isFinished, jobRemovedRun, RECONCILED_CONDITION, reconciled
 /** How many started runs a reconciler remembers (see EchoReconciler.started). */
 const STARTED_RUNS_KEPT = 10_000;
 
+const startedKey = (echo: Echo, jobName: string): string => `${echo.metadata.uid}/${echo.metadata.generation}/${jobName}`;
+
 export interface EchoReconcilerDeps {
   echos: ObjectCache<Echo>;
   jobs: ObjectCache<V1Job>;
@@ -49,7 +51,7 @@ export interface EchoReconcilerDeps {
 
 export class EchoReconciler extends PrimaryReconciler<Echo> {
   /**
-   * Runs this process created a Job for (`uid/jobName`), oldest first, at most STARTED_RUNS_KEPT:
+   * Runs this process created a Job for (`uid/generation/jobName`), oldest first, at most STARTED_RUNS_KEPT:
    * the status a run starts with reads the same before its Job is created and after (runState),
    * so a Job gone from the cache with that status could be one never created (re-create it) or
    * one removed before its outcome was seen (never repeat it). This remembers which; after a
@@ -223,14 +225,19 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
     }
   }
 
-  /** Whether the run of `jobName` is known to have started: this process created its Job, or the status saw it run. */
+  /**
+   * Whether this generation's run of `jobName` is known to have started: this process created its
+   * Job, or the status saw it run. Per generation: a message edited back to an earlier one names
+   * the earlier run's Job again, and that generation's run is a new one.
+   */
   private runStarted(echo: Echo, jobName: string): boolean {
-    if (this.started.has(`${echo.metadata.uid}/${jobName}`)) return true;
-    return echo.status?.jobName === jobName && echo.status.phase === 'Running';
+    if (this.started.has(startedKey(echo, jobName))) return true;
+    const status = echo.status;
+    return status?.jobName === jobName && status.phase === 'Running' && status.observedGeneration === echo.metadata.generation;
   }
 
   private remember(echo: Echo, jobName: string): void {
-    const key = `${echo.metadata.uid}/${jobName}`;
+    const key = startedKey(echo, jobName);
     this.started.delete(key);
     this.started.add(key);
     if (this.started.size > STARTED_RUNS_KEPT) this.started.delete(this.started.values().next().value!);
