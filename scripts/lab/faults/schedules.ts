@@ -13,6 +13,8 @@
  * (leader election absent) or workloads naming a kind it lacks yield no schedules.
  */
 import type { FaultClass } from './programs/types.js';
+import { WORKLOADS, type FirstFaults, type Kind, type ProgramTraits, type WorkloadName } from './vocabulary.js';
+
 import { ambiguousFaults, type AmbiguousFaults } from './classes/ambiguous.js';
 import { lateFaults, type LateFaults } from './classes/late.js';
 import { refusalFaults, type RefusalFaults } from './classes/refusal.js';
@@ -21,6 +23,8 @@ import { recreateFaults, type RecreateFaults } from './classes/recreate.js';
 import { ttlFaults, type TtlFaults } from './classes/ttl.js';
 import { staleApiserverFaults, type StaleApiserverFaults } from './classes/stale-apiserver.js';
 import { generatedFaults, generatedSeedName, widestWorkload, type GeneratedFaults } from './generated/sequence.js';
+
+export { WORKLOADS, type FirstFaults, type Kind, type ProgramTraits, type WorkloadName };
 
 export type { FaultClass };
 export const FAULT_CLASSES: readonly FaultClass[] = [
@@ -46,13 +50,6 @@ export const HA_CLASSES: readonly FaultClass[] = ['stale', 'partition', 'late', 
  */
 export const ECHO_CLASSES: readonly FaultClass[] = ['late', 'ambiguous', 'refusal', 'recreate', 'ttl'];
 
-export type Kind = 'Echo' | 'ScheduledEcho';
-export const WORKLOADS = {
-  'echo-basic': ['Echo'],
-  'scheduled-basic': ['ScheduledEcho'],
-  mixed: ['Echo', 'ScheduledEcho'],
-} as const satisfies Record<string, readonly Kind[]>;
-export type WorkloadName = keyof typeof WORKLOADS;
 /** What a program makes for each kind. */
 const OWNED = { Echo: 'Job', ScheduledEcho: 'CronJob' } as const;
 export const WORKLOAD_NAMES = Object.keys(WORKLOADS) as WorkloadName[];
@@ -72,60 +69,9 @@ export const STALE_DELAYS_MS = { below: [500, 1000, 1500], above: [3000, 4500, 6
  */
 export const STALE_ECHO_DELAYS_MS = [6000, 7000, 8000] as const;
 
-/** What the schedules need to know of a program (a subset of programs.ts's Program). */
-export interface ProgramTraits {
-  name: string;
-  kinds: readonly Kind[];
-  leaderElection: boolean;
-  lease?: { durationS: number; renewS: number; retryS: number };
-}
-
 /** Times are ms after the workload's first write. */
 export type Faults =
-  | { class: 'intermediate'; killAfterWrite: number }
-  | {
-      class: 'stale';
-      /**
-       * Which of the standby's watches lag: every object watch, or the Echo watches alone (watches
-       * of different kinds out of step, as after one of them re-lists).
-       */
-      lagging: 'objects' | 'echos';
-      watchDelayMs: number;
-      relativeToResync: 'below' | 'above';
-      /** For 'objects', ms after the workload's first write; for 'echos', after the first run the program finished. */
-      killLeaderAtMs: number;
-    }
-  | {
-      class: 'unobserved';
-      mode: 'drop' | 'merge';
-      drop: number;
-      dropKind?: Kind | 'Job' | 'CronJob';
-      mergeMs: number;
-      expireAtMs: number;
-      expireNextWatches: number;
-    }
-  | {
-      class: 'restart';
-      /**
-       * etcd compacted at its current revision, then every replica's watch connections reset, so
-       * each resumes from the resourceVersion it had: one from before the compaction gets a 410
-       * where the API server serves the watch from etcd (the campaign's does for Jobs and
-       * CronJobs, runner/controlplane.ts); its watch cache would serve it without.
-       */
-      compact: boolean;
-      /** kube-apiserver killed and started again (after the compaction, in 'both'). */
-      restartApiserver: boolean;
-      atMs: number;
-    }
-  | { class: 'partition'; atMs: number; silenceMs: number }
-  | { class: 'overload'; status: 429 | 503; retryAfterS: number; atMs: number; ms: number; fraction: number }
-  | LateFaults
-  | AmbiguousFaults
-  | RefusalFaults
-  | RecreateFaults
-  | TtlFaults
-  | StaleApiserverFaults
-  | GeneratedFaults;
+  FirstFaults | LateFaults | AmbiguousFaults | RefusalFaults | RecreateFaults | TtlFaults | StaleApiserverFaults | GeneratedFaults;
 
 export interface Schedule {
   id: string;
@@ -305,7 +251,7 @@ export function parseReplay(s: string): { id: string; seed: number } {
 function faultsFor(cls: FaultClass, workload: WorkloadName, n: number, random: () => number, program: ProgramTraits): Faults {
   switch (cls) {
     case 'generated':
-      return generatedFaults(WORKLOADS[workload], random, program, (c, r) => faultsFor(c, workload, n, r, program));
+      return generatedFaults(WORKLOADS[workload], random, program, (c, r) => faultsFor(c, workload, n, r, program) as FirstFaults);
     case 'intermediate':
       return { class: cls, killAfterWrite: n };
     case 'stale': {

@@ -30,7 +30,7 @@ import { isFinished } from '../../../src/controllers/echo/status.js';
 import { controllerOf, renderedMessage } from './judge/pod.js';
 import { jobPhase } from './judge/state.js';
 import type { Violation } from './judge/types.js';
-import type { WorkloadName } from './schedules.js';
+import type { WorkloadName } from './vocabulary.js';
 
 export type Step =
   | { op: 'create-echo'; name: string; message: string }

@@ -30,10 +30,13 @@ import type { AuditRecordWithObjects } from '../judge/audit.js';
 import { controllerOf } from '../judge/pod.js';
 import { iso, type FinalState, type Violation } from '../judge/types.js';
 import { intBetween, pick } from '../random.js';
-import type { FaultContext } from '../runner/faults.js';
-import type { ProgramTraits } from '../schedules.js';
+import type { FaultRun } from '../runner/context.js';
+import type { ProgramTraits } from '../vocabulary.js';
 import { finishedJobOf } from '../workloads.js';
 import { createTarget, getEcho, listJobs, skipped } from './target.js';
+
+/** The schedule being played, as this class's code sees it. */
+type FaultContext = FaultRun<{ recreate?: RecreateEffect }>;
 
 export const RECREATED_ECHO = 'recreated';
 export const RECREATE_MESSAGES = { old: 'before the re-create', new: 'after the re-create' } as const;

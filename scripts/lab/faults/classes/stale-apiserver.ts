@@ -31,10 +31,13 @@ import { JOBS, loadKubeConfig, resourcePath, RestClient, type ResourceType } fro
 import type { ControlPlaneState } from '../../../testbed/controlplane/cluster.js';
 import { sleep } from '../../bench/log.js';
 import { intBetween, pick } from '../random.js';
-import type { FaultContext } from '../runner/faults.js';
+import type { FaultRun } from '../runner/context.js';
 import type { ReplicaUpstream } from '../runner/replicas.js';
 import { startSecondApiserver, type SecondApiserver } from '../runner/second-apiserver.js';
 import { skipped } from './target.js';
+
+/** The schedule being played, as this class's code sees it. */
+type FaultContext = FaultRun<{ staleApiserver?: StaleApiserverEffect }>;
 
 /**
  * The lags, ms. With every request lagging, short: each write of the standby takes the lag too.

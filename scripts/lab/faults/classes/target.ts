@@ -15,7 +15,7 @@ import { JOBS, resourcePath } from '../../../../src/kube/resources.js';
 import type { RestClient } from '../../../../src/kube/rest.js';
 import { withRetry } from '../../bench/api.js';
 import { sleep } from '../../bench/log.js';
-import type { FaultContext } from '../runner/faults.js';
+import type { FaultRun } from '../runner/context.js';
 
 const READ_TIMEOUT_MS = 5000;
 
@@ -41,7 +41,7 @@ export async function listJobs(rest: RestClient, namespace: string): Promise<V1J
 }
 
 /** A fault that found no target: noted for the report, never thrown (as runner/faults.ts does). */
-export function skipped(ctx: Pick<FaultContext, 'notes' | 'log'>, why: string): void {
+export function skipped(ctx: Pick<FaultRun, 'notes' | 'log'>, why: string): void {
   ctx.notes.push(`fault skipped: ${why}`);
   ctx.log(`fault skipped: ${why}`);
 }

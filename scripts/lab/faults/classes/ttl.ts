@@ -30,8 +30,11 @@ import { controllerOf, renderedMessage } from '../judge/pod.js';
 import { jobPhase } from '../judge/state.js';
 import type { RemovedJob } from '../judge/removed-job.js';
 import { intBetween } from '../random.js';
-import type { FaultContext } from '../runner/faults.js';
+import type { FaultRun } from '../runner/context.js';
 import { createTarget, getEcho, listJobs, skipped } from './target.js';
+
+/** The schedule being played, as this class's code sees it. */
+type FaultContext = FaultRun<{ ttl?: TtlEffect }>;
 
 export const EXPIRING_ECHO = 'expiring';
 export const EXPIRING_MESSAGE = 'removed once done';

@@ -21,7 +21,7 @@
  *    election, its times moved into the sequence (intBetween 0..FAULT_SHIFT_MS later).
  */
 import { deriveSeed, intBetween, mulberry32, pick } from '../random.js';
-import type { Faults, Kind, ProgramTraits, WorkloadName } from '../schedules.js';
+import type { FirstFaults, Kind, ProgramTraits, WorkloadName } from '../vocabulary.js';
 
 export type EchoOp =
   | { op: 'create-echo'; name: string; message: string }
@@ -56,7 +56,7 @@ export type GeneratedOp = EchoOp | ScheduledOp;
 export type RefusedOp = Extract<GeneratedOp, { op: 'refused-echo' | 'refused-scheduled' }>;
 
 /** A fault of another class, mixed into the sequence. */
-export type MixedFault = Exclude<Faults, GeneratedFaults>;
+export type MixedFault = Extract<FirstFaults, { class: Exclude<(typeof MIXED)[number], 'none'> }>;
 export interface GeneratedFaults {
   class: 'generated';
   ops: GeneratedOp[];
@@ -257,7 +257,7 @@ export function generatedFaults(
   kinds: readonly Kind[],
   random: () => number,
   program: ProgramTraits,
-  drawFault: (c: MixedFault['class'], random: () => number) => Faults,
+  drawFault: (c: MixedFault['class'], random: () => number) => FirstFaults,
 ): GeneratedFaults {
   const base = Math.floor(random() * 4294967296) >>> 0;
   const stream = (name: string): (() => number) => mulberry32(deriveSeed(base, name));
@@ -271,7 +271,7 @@ export function generatedFaults(
 function mixedFault(
   random: () => number,
   program: ProgramTraits,
-  drawFault: (c: MixedFault['class'], random: () => number) => Faults,
+  drawFault: (c: MixedFault['class'], random: () => number) => FirstFaults,
 ): MixedFault | undefined {
   const c = pick(
     random,
@@ -304,6 +304,6 @@ export function describeSequence(f: GeneratedFaults): string[] {
 }
 
 /** A generated schedule's sequence, indented under its violations; nothing for another class. */
-export function sequenceLines(f: Faults): string[] {
-  return f.class === 'generated' ? ['  the sequence:', ...describeSequence(f).map((l) => `    ${l}`)] : [];
+export function sequenceLines(f: { class: string } | GeneratedFaults | FirstFaults): string[] {
+  return f.class === 'generated' ? ['  the sequence:', ...describeSequence(f as GeneratedFaults).map((l) => `    ${l}`)] : [];
 }

@@ -4,9 +4,12 @@
  * when the schedule's effects are (a live view: hidden outcomes during quiescence count too).
  */
 import { isTargetWrite, writeResource } from '../classes/targets.js';
-import type { AmbiguousFaults } from '../classes/ambiguous.js';
-import type { FaultContext } from './faults.js';
+import type { AmbiguousEffects, AmbiguousFaults } from '../classes/ambiguous.js';
+import type { FaultRun } from './context.js';
 import type { Replica } from './replicas.js';
+
+/** The schedule being played, as this class's code sees it. */
+type FaultContext = FaultRun<{ ambiguous?: AmbiguousEffects }>;
 
 export function armAmbiguous(ctx: FaultContext, first: Replica): void {
   const f = ctx.faults as AmbiguousFaults;

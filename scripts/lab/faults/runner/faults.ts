@@ -31,16 +31,14 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { ECHOS, type Echo } from '../../../../src/api/echo.js';
 import { JOBS, resourcePath } from '../../../../src/kube/resources.js';
-import type { RestClient } from '../../../../src/kube/rest.js';
-import { killApiserver, restartApiserver, type ControlPlaneState } from '../../../testbed/controlplane/cluster.js';
+import { killApiserver, restartApiserver } from '../../../testbed/controlplane/cluster.js';
 import { eventually } from '../../../testbed/eventually.js';
 import { sleep } from '../../bench/log.js';
 import { deriveSeed, mulberry32 } from '../random.js';
 import { compactEtcd } from './controlplane.js';
-import type { Replica, ReplicaSet } from './replicas.js';
+import type { Replica } from './replicas.js';
 import type { FaultProxy } from '../proxy/proxy.js';
 import type { Faults } from '../schedules.js';
-import type { TimelineEvent } from '../timeline.js';
 import { finishedJobOf } from '../workloads.js';
 import { killedAfter, type RunnerEffects } from './effects.js';
 import { armAmbiguous } from './ambiguous.js';
@@ -49,7 +47,7 @@ import { armRefusal, playRefusal } from './refusal.js';
 import { ECHO_WATCHES, playRecreate, recreateViolations } from '../classes/recreate.js';
 import { playTtl } from '../classes/ttl.js';
 import { playStaleApiserver } from '../classes/stale-apiserver.js';
-import type { SecondApiserver } from './second-apiserver.js';
+import type { FaultRun } from './context.js';
 import type { AuditRecordWithObjects } from '../judge/audit.js';
 import type { FinalState, Violation } from '../judge/types.js';
 
@@ -60,21 +58,9 @@ const TAKEOVER_TIMEOUT_MS = 30_000;
 /** How long the stale class waits for a finished run before it kills the leader anyway. */
 const FINISHED_RUN_TIMEOUT_MS = 20_000;
 
-export interface FaultContext {
+/** A schedule being played, as the runner hands it to every class: all their effects, its faults. */
+export interface FaultContext extends FaultRun<RunnerEffects> {
   faults: Faults;
-  /** The admin's client and the schedule's namespace, to see what the program did. */
-  rest: RestClient;
-  namespace: string;
-  seed: number;
-  replicas: ReplicaSet;
-  state: ControlPlaneState;
-  log: (line: string) => void;
-  timeline: TimelineEvent[];
-  notes: string[];
-  /** What the faults did that only the runner sees (the proxies count the rest). */
-  effects: RunnerEffects;
-  /** The stale-apiserver class's second kube-apiserver, which the standby reaches. */
-  secondApiserver?: SecondApiserver;
 }
 
 /** Arms what must be in place before the standby (r1) starts. */

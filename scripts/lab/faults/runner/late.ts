@@ -20,8 +20,11 @@ import { isTargetWrite, writeResource } from '../classes/targets.js';
 import type { LateEffects, LateFaults } from '../classes/late.js';
 import { isCountedWrite, isLeaseWrite } from '../proxy/writes.js';
 import type { HeldWrite } from '../proxy/late.js';
-import type { FaultContext } from './faults.js';
+import type { FaultRun } from './context.js';
 import type { Replica } from './replicas.js';
+
+/** The schedule being played, as this class's code sees it. */
+type FaultContext = FaultRun<{ late?: LateEffects }>;
 
 /** How long r0 has to make the write to hold. */
 const HOLD_TIMEOUT_MS = 20_000;

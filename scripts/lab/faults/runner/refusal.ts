@@ -22,8 +22,19 @@ import { eventually } from '../../../testbed/eventually.js';
 import { sleep } from '../../bench/log.js';
 import { ECHOS, type Echo } from '../../../../src/api/echo.js';
 import { resourcePath } from '../../../../src/kube/resources.js';
-import { namesRefusal, REFUSAL_MESSAGE, REFUSAL_QUOTA, refusedCreates, STUCK_AFTER_MS, type RefusalFaults } from '../classes/refusal.js';
-import type { FaultContext } from './faults.js';
+import {
+  namesRefusal,
+  REFUSAL_MESSAGE,
+  REFUSAL_QUOTA,
+  refusedCreates,
+  STUCK_AFTER_MS,
+  type RefusalEffects,
+  type RefusalFaults,
+} from '../classes/refusal.js';
+import type { FaultRun } from './context.js';
+
+/** The schedule being played, as this class's code sees it. */
+type FaultContext = FaultRun<{ refusal?: RefusalEffects }>;
 
 const POLICIES = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
 const BINDINGS = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings';
