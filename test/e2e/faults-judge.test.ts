@@ -125,9 +125,21 @@ test('readAudit reads a real write by an impersonated replica, and the bodies th
   const leaseWrite = readAudit(auditLog, from).find((r) => r.resource === 'leases');
   assert.ok(leaseWrite, JSON.stringify(records.map((r) => [r.verb, r.resource, r.name])));
   assert.deepEqual(
-    { ...leaseWrite, at: 0, done: 0, userAgent: '' },
-    { at: 0, done: 0, verb: 'create', code: 201, resource: 'leases', namespace: NS, name: 'judge-test', replica: 'r7', userAgent: '' },
+    { ...leaseWrite, at: 0, done: 0, userAgent: '', auditID: '' },
+    {
+      at: 0,
+      done: 0,
+      verb: 'create',
+      code: 201,
+      resource: 'leases',
+      namespace: NS,
+      name: 'judge-test',
+      replica: 'r7',
+      userAgent: '',
+      auditID: '',
+    },
   );
+  assert.match(leaseWrite.auditID ?? '', /^[0-9a-f-]{36}$/, "the server's Audit-ID, which the late class matches its delivered writes by");
   assert.ok(leaseWrite.at >= before - 1000 && leaseWrite.done >= leaseWrite.at, 'the server times, in ms');
   assert.match(leaseWrite.userAgent, /^kubectl/);
 
