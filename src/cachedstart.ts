@@ -43,15 +43,15 @@ const cacheFile = join(app, 'compile-cache', CODE_CACHE_FILE);
 
 /**
  * The bundle compiled as Node compiles a CommonJS module: all of it, under --no-lazy, when
- * `eager`, else as V8 does by default. `whileEager` runs before the flag is reset: V8 stamps a
+ * `eager`, else as V8 does by default; handed to `use` before the flag is reset: V8 stamps a
  * cache it makes with the flags of that moment, and accepts one only under the same flags.
  */
-function compile<T>(filename: string, opts: { eager: boolean; cachedData?: Buffer }, whileEager: (s: Script) => T): T {
+function compile<T>(filename: string, opts: { eager: boolean; cachedData?: Buffer }, use: (s: Script) => T): T {
   const source = (Module as unknown as { wrap(code: string): string }).wrap(readFileSync(bundle, 'utf8'));
-  if (!opts.eager) return whileEager(new Script(source, { filename }));
+  if (!opts.eager) return use(new Script(source, { filename }));
   setFlagsFromString('--no-lazy');
   try {
-    return whileEager(new Script(source, { filename, cachedData: opts.cachedData }));
+    return use(new Script(source, { filename, cachedData: opts.cachedData }));
   } finally {
     setFlagsFromString('--lazy');
   }

@@ -31,7 +31,7 @@ import {
 } from '../../runtime/index.js';
 import { controlledBy, isControlledBy } from '../common/owner.js';
 import { desiredJob, jobNameFor } from './desired.js';
-import { echoStatus, isFinished, jobRemovedRun, RECONCILED_CONDITION, reconciledOk } from './status.js';
+import { echoStatus, isFinished, jobRemovedRun, RECONCILED_CONDITION, reconciledOk, type RunState } from './status.js';
 
 /** How many started runs a reconciler remembers (see EchoReconciler.started). */
 const STARTED_RUNS_KEPT = 10_000;
@@ -101,13 +101,14 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
       // Its Job was removed after the run (by hand or a TTL): the run happened; do not repeat it.
       return;
     }
-    let removed = false;
+    // The run's state when its Job was removed before its outcome was seen (else read from the Job).
+    let removedRun: RunState | undefined;
     if (!job && this.runStarted(echo, jobName)) {
-      // Not cached yet, or removed before its outcome was seen: the server says which.
+      // Not cached yet, or removed: the server says which.
       job = await this.liveJob(echo, jobName, ctx);
-      removed = !job;
+      if (!job) removedRun = jobRemovedRun(jobName);
     }
-    if (!job && !removed) {
+    if (!job && !removedRun) {
       const claimed = await this.claimRun(echo, jobName, ctx);
       if (!claimed) return;
       if (claimed !== true) latest.object = withTypeMeta(ECHOS, claimed);
@@ -115,8 +116,7 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
       this.remember(echo, jobName);
     }
     const current = latest.object;
-    const run = removed ? jobRemovedRun(jobName) : undefined;
-    const desired = echoStatus(current, jobName, job, reconciledOk, this.now, undefined, run);
+    const desired = echoStatus(current, jobName, job, reconciledOk, this.now, undefined, removedRun);
     const written = await writeStatus({
       client,
       type: ECHOS,
@@ -130,7 +130,7 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
     // Either write (the claim or this one) replaced the cached Echo in `latest`.
     if (latest.object !== echo) {
       ctx.log.debug('status written', { phase: desired.phase });
-      if (desired.phase !== echo.status?.phase) this.announce(echo, desired.phase, jobName, job);
+      if (desired.phase !== echo.status?.phase) this.announce(echo, desired.phase, jobName, job, removedRun);
     }
   }
 
@@ -274,15 +274,11 @@ export class EchoReconciler extends PrimaryReconciler<Echo> {
     }
   }
 
-  private announce(echo: Echo, phase: string | undefined, jobName: string, job: V1Job | undefined): void {
+  private announce(echo: Echo, phase: string | undefined, jobName: string, job: V1Job | undefined, removedRun?: RunState): void {
     if (phase === 'Succeeded') this.deps.events.recordEvent(echo, 'Normal', 'RunSucceeded', `Job ${jobName} printed the message`);
-    if (phase === 'Failed' && !job) {
-      this.deps.events.recordEvent(
-        echo,
-        'Warning',
-        'JobRemoved',
-        `Job ${jobName} was removed before its outcome was recorded; the run is not repeated`,
-      );
+    if (removedRun) {
+      // The Event says what the status says.
+      this.deps.events.recordEvent(echo, 'Warning', removedRun.succeeded.reason, removedRun.succeeded.message);
     } else if (phase === 'Failed') {
       const why = job?.status?.conditions?.find((c) => c.type === 'Failed')?.message ?? 'the Job failed';
       this.deps.events.recordEvent(echo, 'Warning', 'RunFailed', `Job ${jobName} failed: ${why}`);
